@@ -1,0 +1,3 @@
+from dgym_tui.cli import main
+
+raise SystemExit(main())

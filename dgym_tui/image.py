@@ -1,0 +1,58 @@
+"""`dgym-tui image build`: build the sandbox image from sandbox/Dockerfile through the Docker SDK."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+from dgym_tui.sandbox import SandboxError
+from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
+
+DEFAULT_BASE = "python:3.12-slim"
+
+
+def dockerfile_path() -> Path:
+    """sandbox/Dockerfile in a checkout, dgym_tui/sandbox/Dockerfile once installed."""
+    import dgym_tui.sandbox
+
+    return Path(dgym_tui.sandbox.__file__).resolve().parent / "Dockerfile"
+
+
+def _context() -> io.BytesIO:
+    # Only the Dockerfile: the image needs nothing else, and a small context builds fast.
+    buf = io.BytesIO()
+    data = dockerfile_path().read_bytes()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    return buf
+
+
+def build_image(base: str = DEFAULT_BASE, tag: str = DEFAULT_IMAGE, network: str | None = None,
+                progress: Callable[[str], None] = print) -> str:
+    """Build the image, streaming each line of progress; returns the image id."""
+    client = connect(timeout=600)
+    progress(f"building {tag} from {dockerfile_path()} on base {base}")
+    image_id = None
+    for chunk in client.api.build(fileobj=_context(), custom_context=True, tag=tag, rm=True,
+                                  forcerm=True, buildargs={"BASE": base}, decode=True,
+                                  network_mode=network, labels={"dgym-tui.app": "image"}):
+        if "stream" in chunk:
+            for line in chunk["stream"].splitlines():
+                if line.strip():
+                    progress(line)
+        elif "status" in chunk:
+            progress(f"{chunk['status']} {chunk.get('progress', '')}".rstrip())
+        elif "aux" in chunk and "ID" in chunk["aux"]:
+            image_id = chunk["aux"]["ID"]
+        elif "error" in chunk:
+            msg = chunk["error"].strip().splitlines()[-1]
+            if "pull access denied" in msg or "not found" in msg or "no such host" in msg:
+                msg += f" (no registry? build a base offline: sandbox/build-offline-base.sh, then --base dgym-tui-base:offline)"
+            raise SandboxError(f"image build failed: {msg}")
+    progress(f"built {tag}")
+    return image_id or tag

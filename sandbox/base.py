@@ -1,0 +1,211 @@
+"""The sandbox protocol: what every backend offers, and what is built once on top of it.
+
+A backend implements starting, exec, spawn, file access and closing; checkpoints, diffs and
+restores are git commands run through exec in the sandbox's own repository, so they behave the
+same everywhere.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from dgym_tui.sandbox.errors import SandboxError
+from dgym_tui.sandbox.repo_copy import DEFAULT_SIZE_LIMIT
+
+DEFAULT_OUTPUT_CAP = 1024 * 1024
+DEFAULT_TIMEOUT = 60.0
+BOX_SOURCE = Path(__file__).resolve().parent / "box"
+
+# Written into the sandbox repo's .git/info/exclude: run-time litter never becomes part of a diff.
+SANDBOX_EXCLUDES = "__pycache__/\n*.pyc\n.pytest_cache/\n"
+GIT_IDENTITY = ["-c", "user.name=dgym-tui", "-c", "user.email=dgym-tui@localhost",
+                "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
+
+
+@dataclass
+class ExecResult:
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class OutputCap:
+    """Keeps the first `limit` bytes of a stream and counts the rest, so memory stays bounded."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.parts: list[bytes] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(chunk[:room])
+            self.kept += min(room, len(chunk))
+        self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        out = b"".join(self.parts).decode("utf-8", errors="replace")
+        if self.dropped:
+            out += f"\n[... output truncated: {self.dropped} more bytes not shown ...]\n"
+        return out
+
+
+@dataclass
+class DirEntry:
+    name: str
+    is_dir: bool
+
+
+class Channel(ABC):
+    """An interactive process on a pty inside the sandbox. `child` is driven with pexpect."""
+
+    child: object  # pexpect.spawn or pexpect.fdpexpect.fdspawn
+
+    def interrupt(self) -> None:
+        """Ctrl-C through the terminal: SIGINT to the foreground process group, as a person would."""
+        self.child.send("\x03")
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Kill the process and its whole process group at once."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill if still running and release the pty."""
+
+
+class Sandbox(ABC):
+    """A copy of a repository and a place to run its code. Use as a context manager."""
+
+    kind: str  # "docker" or "local"
+    isolated: bool
+    root: str  # the repo copy's path inside the sandbox
+    box_dir: str  # where the in-box helpers (sandbox/box) were copied
+    python: str = "python3"
+
+    def __init__(self, repo, size_limit: int = DEFAULT_SIZE_LIMIT):
+        self.repo = Path(repo)
+        self.size_limit = size_limit
+        self.session_id = uuid.uuid4().hex[:12]
+        self.baseline: str | None = None
+        self.skipped: list[str] = []  # what the copy left out, for the person to see
+
+    # --- what a backend provides -------------------------------------------------------------
+
+    @abstractmethod
+    def start(self) -> None:
+        """Create the sandbox, copy the repo and the box helpers in, commit the baseline."""
+
+    @abstractmethod
+    def exec(self, command: str | list[str], timeout: float = DEFAULT_TIMEOUT,
+             cwd: str | None = None, output_cap: int = DEFAULT_OUTPUT_CAP) -> ExecResult:
+        """Run a command (a string goes through sh -c) and wait; a timeout kills its process group."""
+
+    @abstractmethod
+    def spawn(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None,
+              rows: int = 40, cols: int = 200) -> Channel:
+        """Start argv on a pty and return a channel pexpect can drive."""
+
+    @abstractmethod
+    def read_bytes(self, path: str) -> bytes: ...
+
+    @abstractmethod
+    def write_bytes(self, path: str, data: bytes) -> None: ...
+
+    @abstractmethod
+    def list_dir(self, path: str = ".") -> list[DirEntry]: ...
+
+    @abstractmethod
+    def close(self) -> None:
+        """Remove everything the sandbox made. Safe to call twice."""
+
+    @property
+    @abstractmethod
+    def description(self) -> str:
+        """One line for status bars and logs, e.g. 'docker dgym-tui-sandbox:latest'."""
+
+    # --- built on top ------------------------------------------------------------------------
+
+    def restart(self) -> None:
+        """Start afresh from the user's repo, after the sandbox died or to reset it."""
+        self.close()
+        self.start()
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8", errors="replace")
+
+    def write_text(self, path: str, text: str) -> None:
+        self.write_bytes(path, text.encode("utf-8"))
+
+    def rel_path(self, path: str) -> str:
+        """A repo-relative path, refusing anything that would leave the repo copy."""
+        norm = posixpath.normpath(str(path).replace("\\", "/"))
+        if norm.startswith(self.root.rstrip("/") + "/"):
+            norm = norm[len(self.root.rstrip("/")) + 1:]
+        if norm.startswith("/") or norm == ".." or norm.startswith("../"):
+            raise SandboxError(f"{path}: outside the repository")
+        return norm
+
+    def git(self, *args: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+        result = self.exec(["git", *GIT_IDENTITY, *args], timeout=timeout)
+        if not result.ok:
+            raise SandboxError(f"git {args[0]} failed in the sandbox: {result.output.strip()[-300:]}")
+        return result.output
+
+    def init_repo(self) -> None:
+        """Make the copy its own git repository with a baseline commit (the undo floor)."""
+        script = (
+            "git init -q -b main . && "
+            f"printf %s {shlex.quote(SANDBOX_EXCLUDES)} >> .git/info/exclude && "
+            f"git {' '.join(GIT_IDENTITY)} add -A && "
+            f"git {' '.join(GIT_IDENTITY)} commit -q --allow-empty --no-verify -m baseline && "
+            "git rev-parse HEAD"
+        )
+        result = self.exec(script, timeout=300)
+        if not result.ok:
+            raise SandboxError(f"could not commit the baseline in the sandbox: {result.output.strip()[-300:]}")
+        self.baseline = result.output.strip().splitlines()[-1]
+
+    def checkpoint(self, message: str) -> str:
+        """Commit the current state of the copy; returns the commit id."""
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def diff(self, from_id: str | None = None, to_id: str | None = None) -> str:
+        """Unified diff (new and deleted files included) from a commit (default: the baseline) to
+        another commit or, when to_id is None, to the working tree as it is now."""
+        base = from_id or self.baseline or "HEAD"
+        if to_id is None:
+            self.git("add", "-A")  # so new files show; the index is the sandbox's own
+            return self.git("diff", "--cached", "--no-color", "--no-ext-diff", base)
+        return self.git("diff", "--no-color", "--no-ext-diff", base, to_id)
+
+    def restore(self, commit_id: str) -> None:
+        """Put the working tree back exactly as it was at commit_id."""
+        self.git("reset", "-q", "--hard", commit_id)
+        self.git("clean", "-q", "-fd")
+
+    def changed_files(self, from_id: str | None = None) -> list[str]:
+        self.git("add", "-A")
+        out = self.git("diff", "--cached", "--name-only", "-z", from_id or self.baseline or "HEAD")
+        return [p for p in out.split("\0") if p]
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

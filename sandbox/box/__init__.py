@@ -1,0 +1,1 @@
+"""Code that runs inside the sandbox: standard library only."""

@@ -1,0 +1,314 @@
+"""DockerSandbox: the repo copy lives in a locked-down container, reached through the Docker SDK.
+
+No network unless asked for, an unprivileged user, every capability dropped, no-new-privileges,
+memory / pids / CPU limits. The repo goes in with put_archive (never a bind mount), so nothing the
+code does can reach the user's checkout. Containers carry labels naming the app, the session and
+the owning process; they are removed on exit, and ones left by a crashed run are reaped at the
+next start. DOCKER_HOST is honoured, so a remote engine works.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import posixpath
+import socket
+import tarfile
+import threading
+import time
+import uuid
+import weakref
+
+import pexpect.fdpexpect
+
+from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Channel,
+                                   DirEntry, ExecResult, OutputCap, Sandbox)
+from dgym_tui.sandbox.errors import SandboxError, SandboxGone
+from dgym_tui.sandbox.repo_copy import SANDBOX_UID, collect_files, tar_bytes
+
+DEFAULT_IMAGE = "dgym-tui-sandbox:latest"
+LABEL_APP = "dgym-tui.app"
+WORKSPACE = "/workspace"
+BOX_DIR = "/dgym/box"
+NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
+
+_live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
+
+
+def connect(timeout: float = 5):
+    """A Docker client whose engine answered a ping, or a SandboxError saying why not."""
+    import docker  # the SDK takes ~0.2 s to import: only when a Docker sandbox is wanted
+
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except Exception as e:
+        where = os.environ.get("DOCKER_HOST", "the default socket")
+        raise SandboxError(f"no Docker engine answers at {where} ({type(e).__name__}): {NO_ENGINE_FIX}") from None
+
+
+def image_missing_message(image: str) -> str:
+    return f"the sandbox image {image} is missing: build it with `dgym-tui image build`"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_orphans(client) -> list[str]:
+    """Remove containers this app left behind on this host (their owner process is gone)."""
+    removed = []
+    host = socket.gethostname()
+    for c in client.containers.list(all=True, filters={"label": LABEL_APP}):
+        labels = c.labels
+        owner_gone = (labels.get("dgym-tui.owner-host") == host
+                      and not _pid_alive(int(labels.get("dgym-tui.owner-pid", "0") or 0)))
+        if owner_gone or c.status in ("exited", "dead", "created"):
+            try:
+                c.remove(force=True)
+                removed.append(c.name)
+            except Exception:  # already being removed by someone else
+                pass
+    return removed
+
+
+class DockerChannel(Channel):
+    def __init__(self, sandbox: "DockerSandbox", exec_id: str, sock, pidfile: str):
+        self.sandbox, self.exec_id, self.sock, self.pidfile = sandbox, exec_id, sock, pidfile
+        raw = getattr(sock, "_sock", sock)
+        self.child = pexpect.fdpexpect.fdspawn(raw.fileno(), encoding="utf-8", codec_errors="replace")
+        self.child.delaybeforesend = None
+
+    def kill(self) -> None:
+        # A tty exec makes the process a session leader, so its pid is also its process group.
+        try:
+            self.sandbox.exec(f'p=$(cat {self.pidfile} 2>/dev/null) && kill -KILL -- -"$p" "$p"', timeout=10)
+        except SandboxError:
+            pass  # container gone: so is the process
+
+    def close(self) -> None:
+        self.kill()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class DockerSandbox(Sandbox):
+    kind = "docker"
+    isolated = True
+
+    def __init__(self, repo, image: str = DEFAULT_IMAGE, network: str | None = None,
+                 memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None, **kwargs):
+        super().__init__(repo, **kwargs)
+        self.image, self.network = image, network
+        self.memory, self.pids, self.cpus = memory, pids, cpus
+        self.client = client
+        self.container = None
+        self.root = WORKSPACE
+        self.box_dir = BOX_DIR
+
+    @property
+    def description(self) -> str:
+        net = f", network {self.network}" if self.network else ""
+        return f"docker {self.image}{net}"
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        import docker
+
+        self.client = self.client or connect()
+        try:
+            self.client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise SandboxError(image_missing_message(self.image)) from None
+        reap_orphans(self.client)
+        # Pack the repo while the engine creates the container.
+        packed: dict = {}
+
+        def pack():
+            try:
+                files = collect_files(self.repo, self.size_limit)
+                packed["files"], packed["tar"] = files, tar_bytes(files, uid=SANDBOX_UID)
+            except Exception as e:  # reported on the calling thread below
+                packed["error"] = e
+
+        packer = threading.Thread(target=pack, daemon=True)
+        packer.start()
+        self.session_id = uuid.uuid4().hex[:12]
+        self.container = self.client.containers.create(
+            self.image,
+            command=["sleep", "infinity"],
+            name=f"dgym-tui-{self.session_id}",
+            init=True,  # reaps zombies left by killed debuggees
+            user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            working_dir=WORKSPACE,
+            network_mode=self.network or "none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit=self.memory,
+            pids_limit=self.pids,
+            nano_cpus=int(self.cpus * 1e9),
+            environment={"HOME": "/home/dgym", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            labels={LABEL_APP: "dgym-tui", "dgym-tui.session": self.session_id,
+                    "dgym-tui.owner-pid": str(os.getpid()),
+                    "dgym-tui.owner-host": socket.gethostname(),
+                    "dgym-tui.repo": str(self.repo)},
+        )
+        _live.add(self)
+        try:
+            packer.join()
+            if "error" in packed:
+                raise packed["error"]
+            self.skipped = packed["files"].skipped
+            self.container.put_archive(WORKSPACE, packed["tar"])
+            self.container.put_archive("/dgym", _box_tar())
+            self.container.start()
+            self.init_repo()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        container, self.container = self.container, None
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except Exception:  # already gone (killed from outside, or engine down)
+                pass
+        _live.discard(self)
+
+    # --- running things -----------------------------------------------------------------------
+
+    def _api_call(self, fn, *args, **kwargs):
+        """Call the engine, turning 'container gone' and 'engine gone' into our errors."""
+        import docker
+        import requests
+
+        if self.container is None:
+            raise SandboxError("the sandbox is not started")
+        try:
+            return fn(*args, **kwargs)
+        except docker.errors.NotFound:
+            raise SandboxGone("the sandbox container is gone (removed from outside?): restart the sandbox") from None
+        except docker.errors.APIError as e:
+            if "is not running" in str(e) or e.status_code == 409:
+                raise SandboxGone("the sandbox container stopped (killed from outside?): restart the sandbox") from None
+            raise SandboxError(f"Docker refused: {e.explanation or e}") from None
+        except requests.exceptions.ConnectionError:
+            raise SandboxError(f"the Docker engine stopped answering: {NO_ENGINE_FIX}") from None
+
+    def _workdir(self, cwd: str | None) -> str:
+        return posixpath.join(WORKSPACE, self.rel_path(cwd)) if cwd else WORKSPACE
+
+    def exec(self, command, timeout: float = DEFAULT_TIMEOUT, cwd: str | None = None,
+             output_cap: int = DEFAULT_OUTPUT_CAP) -> ExecResult:
+        api = self.client.api
+        argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
+        # coreutils timeout puts the command in its own process group and signals the whole
+        # group; -k follows up with SIGKILL for whatever ignores SIGTERM.
+        wrapped = ["timeout", "-s", "TERM", "-k", "2", f"{timeout:.3f}", *argv]
+        exec_id = self._api_call(api.exec_create, self.container.id, wrapped,
+                                 workdir=self._workdir(cwd))["Id"]
+        started = time.monotonic()
+        cap = OutputCap(output_cap)
+        for chunk in self._api_call(api.exec_start, exec_id, stream=True):
+            cap.feed(chunk)
+        code = self._api_call(api.exec_inspect, exec_id)["ExitCode"]
+        timed_out = code in (124, 137) and time.monotonic() - started >= timeout * 0.95
+        return ExecResult(exit_code=None if timed_out else code, output=cap.text(),
+                          timed_out=timed_out, truncated=cap.dropped > 0)
+
+    def spawn(self, argv, cwd=None, env=None, rows: int = 40, cols: int = 200) -> DockerChannel:
+        api = self.client.api
+        pidfile = f"/tmp/dgym-spawn-{uuid.uuid4().hex[:8]}.pid"
+        wrapper = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", *argv]
+        environment = {"TERM": "xterm-256color", **(env or {})}
+        exec_id = self._api_call(api.exec_create, self.container.id, wrapper, tty=True, stdin=True,
+                                 workdir=self._workdir(cwd), environment=environment)["Id"]
+        sock = self._api_call(api.exec_start, exec_id, socket=True, tty=True)
+        try:
+            api.exec_resize(exec_id, height=rows, width=cols)
+        except Exception:  # the process may already have exited; the size then does not matter
+            pass
+        return DockerChannel(self, exec_id, sock, pidfile)
+
+    # --- files --------------------------------------------------------------------------------
+
+    def read_bytes(self, path: str) -> bytes:
+        full = posixpath.join(WORKSPACE, self.rel_path(path))
+        try:
+            stream, _ = self._api_call(self.container.get_archive, full)
+        except SandboxGone:
+            if self._running():
+                raise SandboxError(f"{path}: no such file") from None
+            raise
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.next()
+            if member is None or not member.isfile():
+                raise SandboxError(f"{path}: not a file")
+            return tar.extractfile(member).read()
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        rel = self.rel_path(path)
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            parts = rel.split("/")
+            for i in range(1, len(parts)):
+                d = tarfile.TarInfo("/".join(parts[:i]))
+                d.type, d.mode, d.uid, d.gid = tarfile.DIRTYPE, 0o755, SANDBOX_UID, SANDBOX_UID
+                tar.addfile(d)
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode, info.uid, info.gid = len(data), 0o644, SANDBOX_UID, SANDBOX_UID
+            info.mtime = int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+        self._api_call(self.container.put_archive, WORKSPACE, buf.getvalue())
+
+    def list_dir(self, path: str = ".") -> list[DirEntry]:
+        full = posixpath.join(WORKSPACE, self.rel_path(path))
+        result = self.exec(["find", full, "-mindepth", "1", "-maxdepth", "1", "-printf", r"%y\t%f\0"],
+                           timeout=30)
+        if result.exit_code != 0:
+            raise SandboxError(f"{path}: no such directory")
+        entries = []
+        for item in result.output.split("\0"):
+            if "\t" in item:
+                kind, name = item.split("\t", 1)
+                entries.append(DirEntry(name, kind == "d"))
+        return sorted((e for e in entries if e.name != ".git"), key=lambda e: (not e.is_dir, e.name))
+
+    def _running(self) -> bool:
+        try:
+            self.container.reload()
+            return self.container.status == "running"
+        except Exception:
+            return False
+
+
+def _box_tar() -> bytes:
+    """The in-box helpers (sandbox/box) as a tar rooted at box/, readable by the sandbox user."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        def owned(info: tarfile.TarInfo):
+            if "__pycache__" in info.name:
+                return None
+            info.uid = info.gid = SANDBOX_UID
+            return info
+
+        tar.add(BOX_SOURCE, arcname="box", filter=owned)
+    return buf.getvalue()
+
+
+@atexit.register
+def _remove_live_containers() -> None:
+    for sandbox in list(_live):
+        sandbox.close()
