@@ -1,0 +1,305 @@
+"""The live pdb session: one real pdb process in the sandbox, shared by the person and the agent.
+
+The process runs sandbox/box/dgym_pdb.py, which prints one marker line (carrying this session's
+random nonce and a JSON status) before every `(Pdb) ` prompt. A command is finished when the
+marker and the prompt after it have arrived, so there is no polling and no extra pdb command
+per step; program output that imitates a prompt or a marker cannot end a read early, since it
+does not know the nonce. Markers are stripped from what people and the agent read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+import pexpect
+
+from dgym_tui.core.breakpoints import Breakpoint, BreakpointRegistry
+from dgym_tui.core.entrypoint import Entrypoint
+from dgym_tui.core.events import (BREAKPOINTS, HUMAN, INTERRUPTED, PDB_INPUT, PDB_OUTPUT,
+                                  PROGRAM_EXIT, PROGRAM_START, STOP, EventBus)
+from dgym_tui.sandbox import Sandbox, SandboxError
+
+PROMPT = "(Pdb) "
+AGENT_OUTPUT_CAP = 64 * 1024
+UI_OUTPUT_CAP = 1024 * 1024
+SHIM_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1",
+            "PYTHON_COLORS": "0", "TERM": "dumb", "PYTHONIOENCODING": "utf-8"}
+# Commands after which pdb may run program code (used to tell the person what was interrupted).
+RESUMING = {"c", "cont", "continue", "n", "next", "s", "step", "r", "return", "unt", "until",
+            "j", "jump", "run", "restart"}
+
+
+@dataclass
+class PdbResult:
+    output: str
+    status: dict | None = None
+    exited: bool = False
+    exit_code: int | None = None
+    truncated: bool = False
+    interrupted: bool = False
+    restarted: bool = False
+
+    @property
+    def error(self) -> str | None:
+        """pdb's own error line ('*** ...'), if the command failed."""
+        return next((ln for ln in self.output.splitlines() if ln.startswith("*** ")), None)
+
+
+class _TextCap:
+    """Keeps the first `limit` characters, counts the rest: a flood of output costs no memory."""
+
+    def __init__(self, limit: int):
+        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
+
+    def feed(self, text: str) -> None:
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n[... output truncated: {self.dropped} more characters not shown ...]\n"
+        return out
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Ended(Exception):
+    """The pdb process's output ended without an exit marker (killed, or the sandbox died)."""
+
+
+class Debugger:
+    def __init__(self, sandbox: Sandbox, entrypoint: Entrypoint, breakpoints: BreakpointRegistry,
+                 events: EventBus, timeout: float = 30.0, grace: float = 3.0,
+                 start_timeout: float = 120.0, rows: int = 50, cols: int = 200):
+        self.sandbox, self.entrypoint = sandbox, entrypoint
+        self.breakpoints, self.events = breakpoints, events
+        self.timeout, self.grace, self.start_timeout = timeout, grace, start_timeout
+        self.rows, self.cols = rows, cols
+        self.channel = None
+        self.nonce = ""
+        self.status: dict | None = None
+        self.state = "idle"  # idle | running | stopped | exited
+        self.exit_code: int | None = None
+        self._lock = threading.RLock()
+        self._pending = ""
+
+    # --- process lifecycle --------------------------------------------------------------------
+
+    def start(self, actor: str = HUMAN, restart: bool = False, reason: str = "") -> PdbResult:
+        """Spawn a fresh pdb process with every breakpoint restored; return its first stop."""
+        with self._lock:
+            self._close_channel()
+            self.nonce = secrets.token_hex(16)
+            self._marker = re.compile(
+                re.escape(f"\x1b_dgym:{self.nonce}:") + r"(\{.*?\})\x1b\\\r?\n")
+            self._pending = ""
+            argv = [self.sandbox.python, f"{self.sandbox.box_dir}/dgym_pdb.py", *self.entrypoint.shim_args()]
+            self.events.emit(PROGRAM_START, actor, argv=argv, entrypoint=self.entrypoint.label,
+                             restart=restart, reason=reason)
+            self.channel = self.sandbox.spawn(argv, env=SHIM_ENV, rows=self.rows, cols=self.cols)
+            self.state = "running"
+            self.exit_code = None
+            restore = json.dumps(self.breakpoints.to_restore(), separators=(",", ":"))
+            self.channel.child.send(f"{self.nonce}\n{restore}\n")
+            result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None)
+            result.restarted = restart
+            return result
+
+    def restart(self, actor: str = HUMAN, reason: str = "restarted") -> PdbResult:
+        return self.start(actor, restart=True, reason=reason)
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_channel()
+            self.state = "idle"
+
+    def _close_channel(self) -> None:
+        if self.channel is not None:
+            try:
+                self.channel.close()
+            except SandboxError:
+                pass  # the sandbox is gone, and the process with it
+            self.channel = None
+
+    # --- commands -----------------------------------------------------------------------------
+
+    def send(self, command: str, actor: str = HUMAN, timeout: float | None = None,
+             output_cap: int | None = None) -> PdbResult:
+        """Run one pdb command; return what pdb printed (markers stripped) and the new status."""
+        command = command.replace("\r", " ").replace("\n", " ")
+        cap = output_cap or (UI_OUTPUT_CAP if actor == HUMAN else AGENT_OUTPUT_CAP)
+        with self._lock:
+            if self.state in ("idle", "exited") or self.channel is None:
+                previous = self.exit_code
+                self.events.emit(PDB_INPUT, actor, command=command)
+                result = self.start(actor, restart=True, reason="the next command after the program ended")
+                note = (f"The program had ended (exit code {previous}); it was restarted "
+                        f"and '{command}' was not run.\n")
+                result.output = note + result.output
+                self.events.emit(PDB_OUTPUT, actor, text=note, truncated=False)
+                return result
+            self.events.emit(PDB_INPUT, actor, command=command)
+            self.channel.child.send(command + "\n")
+            return self._finish(actor, cap, timeout or self.timeout, command)
+
+    def interrupt(self) -> None:
+        """Ctrl-C into the program (from any thread): pdb stops at the line it is running."""
+        channel = self.channel
+        if channel is not None:
+            channel.interrupt()
+
+    def _finish(self, actor: str, cap_limit: int, timeout: float, command: str | None) -> PdbResult:
+        """Read up to the next prompt, interrupting (then killing) a command that overruns."""
+        cap = _TextCap(cap_limit)
+        interrupted = False
+        try:
+            try:
+                status = self._read_to_marker(cap, time.monotonic() + timeout)
+            except _Timeout:
+                interrupted = True
+                self.interrupt()
+                try:
+                    status = self._read_to_marker(cap, time.monotonic() + self.grace)
+                    note = f"[interrupted: still running after {timeout:g} s; stopped where it was]"
+                except _Timeout:
+                    return self._kill_and_restart(actor, cap, timeout)
+                self.events.emit(INTERRUPTED, actor, message=note)
+                cap.feed("\n" + note + "\n")
+        except _Ended:
+            status = {"event": "exit", "code": None, "ended": True}
+        output = _clean(cap.text(), command)
+        result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)
+        if output:
+            self.events.emit(PDB_OUTPUT, actor, text=output, truncated=result.truncated)
+        self._apply_status(status, actor, result)
+        return result
+
+    def _kill_and_restart(self, actor: str, cap: _TextCap, timeout: float) -> PdbResult:
+        output = _clean(cap.text(), None)
+        if output:
+            self.events.emit(PDB_OUTPUT, actor, text=output, truncated=cap.dropped > 0)
+        message = (f"the program ran over {timeout:g} s and ignored Ctrl-C for {self.grace:g} s: "
+                   "it was killed and restarted")
+        self.events.emit(INTERRUPTED, actor, message=message)
+        result = self.start(actor, restart=True, reason="killed after ignoring Ctrl-C")
+        result.output = output + f"\n[{message}]\n" + result.output
+        result.interrupted = True
+        return result
+
+    def _apply_status(self, status: dict, actor: str, result: PdbResult) -> None:
+        if status.get("event") == "exit":
+            self.state = "exited"
+            self.exit_code = status.get("code")
+            result.exited, result.exit_code = True, self.exit_code
+            self._close_channel()
+            message = ("the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+                       if status.get("ended") else f"the program exited with code {self.exit_code}")
+            self.events.emit(PROGRAM_EXIT, actor, code=self.exit_code, message=message)
+            return
+        self.state = "stopped"
+        previous, self.status = self.status, status
+        result.status = status
+        if self.breakpoints.sync(status.get("breakpoints", []), actor):
+            self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
+        if status.get("reason") != "command" or _where(previous) != _where(status):
+            self.events.emit(STOP, actor, **status)
+
+    def _read_to_marker(self, cap: _TextCap, deadline: float) -> dict:
+        """Feed program/pdb output to `cap` until our marker and the prompt after it arrive."""
+        child = self.channel.child
+        while True:
+            match = self._marker.search(self._pending)
+            if match:
+                status = json.loads(match.group(1))
+                if status.get("event") == "exit":
+                    cap.feed(self._pending[:match.start()])
+                    self._pending = ""
+                    return status
+                rest = self._pending[match.end():]
+                if rest.startswith(PROMPT):
+                    cap.feed(self._pending[:match.start()])
+                    self._pending = rest[len(PROMPT):]
+                    return status
+                if len(rest) >= len(PROMPT) or not PROMPT.startswith(rest):
+                    # Not followed by a prompt (should not happen): treat it as output.
+                    cap.feed(self._pending[:match.end()])
+                    self._pending = rest
+                    continue
+            else:
+                self._flush_safe(cap)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Timeout()
+            try:
+                self._pending += child.read_nonblocking(65536, timeout=remaining)
+            except pexpect.TIMEOUT:
+                raise _Timeout() from None
+            except (pexpect.EOF, OSError):
+                cap.feed(self._pending)
+                self._pending = ""
+                raise _Ended() from None
+
+    def _flush_safe(self, cap: _TextCap) -> None:
+        """Move output that cannot be the start of our marker into cap; keep a possible start."""
+        start = self._pending.rfind("\x1b_dgym:")
+        if start == -1:
+            tail = self._pending.rfind("\x1b")
+            start = tail if tail != -1 and len(self._pending) - tail < 8 else len(self._pending)
+        cap.feed(self._pending[:start])
+        self._pending = self._pending[start:]
+        if len(self._pending) > 1024 * 1024:  # an unterminated fake marker: it is just output
+            cap.feed(self._pending)
+            self._pending = ""
+
+    # --- breakpoints --------------------------------------------------------------------------
+
+    def _abs(self, file: str) -> str:
+        return f"{self.sandbox.root.rstrip('/')}/{self.sandbox.rel_path(file)}"
+
+    def set_breakpoint(self, file: str, line: int, cond: str | None = None, temporary: bool = False,
+                       actor: str = HUMAN) -> str:
+        if self.state != "stopped":
+            self.breakpoints.add(Breakpoint(self.sandbox.rel_path(file), line, cond=cond,
+                                            temporary=temporary, actor=actor))
+            self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
+            return f"Breakpoint at {file}:{line} will be set when the program starts"
+        verb = "tbreak" if temporary else "break"
+        suffix = f", {cond}" if cond else ""
+        return self.send(f"{verb} {self._abs(file)}:{line}{suffix}", actor).output.strip()
+
+    def clear_breakpoint(self, file: str, line: int, actor: str = HUMAN) -> str:
+        if self.state != "stopped":
+            self.breakpoints.remove(self.sandbox.rel_path(file), line)
+            self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
+            return f"Deleted breakpoint at {file}:{line}"
+        return self.send(f"clear {self._abs(file)}:{line}", actor).output.strip()
+
+    def toggle_breakpoint(self, file: str, line: int, actor: str = HUMAN, cond: str | None = None) -> str:
+        if self.breakpoints.find(self.sandbox.rel_path(file), line) and cond is None:
+            return self.clear_breakpoint(file, line, actor)
+        return self.set_breakpoint(file, line, cond=cond, actor=actor)
+
+
+def _where(status: dict | None):
+    if not status:
+        return None
+    return (status.get("file"), status.get("line"), status.get("function"), status.get("frame_index"))
+
+
+def _clean(text: str, command: str | None) -> str:
+    """Terminal line endings to \\n, and the tty's echo of what we sent dropped."""
+    text = text.replace("\r\n", "\n").replace("\r", "")
+    if command is not None and text.startswith(command + "\n"):
+        text = text[len(command) + 1:]
+    return text

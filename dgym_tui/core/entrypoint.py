@@ -1,0 +1,80 @@
+"""What runs under pdb: a script with arguments, a module, or pytest.
+
+Written the way a person types it ("python app.py --x 1", "python -m pkg",
+"pytest tests/test_x.py::test_y"); the default is read from the repo.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from dgym_tui.sandbox import SandboxError
+
+PYTHONS = ("python", "python3")
+
+
+@dataclass(frozen=True)
+class Entrypoint:
+    kind: str  # "script" | "module" | "pytest"
+    target: str  # script path, module name, or "" for pytest
+    args: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        if self.kind == "pytest":
+            return shlex.join(["pytest", *self.args])
+        if self.kind == "module":
+            return shlex.join(["python", "-m", self.target, *self.args])
+        return shlex.join(["python", self.target, *self.args])
+
+    def shim_args(self) -> list[str]:
+        """Arguments for sandbox/box/dgym_pdb.py."""
+        if self.kind == "pytest":
+            return ["--pytest", *self.args]
+        if self.kind == "module":
+            return ["-m", self.target, *self.args]
+        return [self.target, *self.args]
+
+
+def parse_entrypoint(spec: str) -> Entrypoint:
+    try:
+        words = shlex.split(spec)
+    except ValueError as e:
+        raise SandboxError(f"cannot read the entrypoint {spec!r}: {e}") from None
+    if not words:
+        raise SandboxError("the entrypoint is empty: give e.g. 'python main.py' or 'pytest tests/'")
+    if words[0] in PYTHONS or words[0].startswith("python3."):
+        words = words[1:]
+        if not words:
+            raise SandboxError("the entrypoint names no script: give e.g. 'python main.py'")
+        if words[0] == "-m":
+            if len(words) < 2:
+                raise SandboxError("'python -m' needs a module name")
+            if words[1] == "pytest":
+                return Entrypoint("pytest", "", tuple(words[2:]))
+            return Entrypoint("module", words[1], tuple(words[2:]))
+        return Entrypoint("script", words[0], tuple(words[1:]))
+    if words[0] in ("pytest", "py.test"):
+        return Entrypoint("pytest", "", tuple(words[1:]))
+    if words[0].endswith(".py"):
+        return Entrypoint("script", words[0], tuple(words[1:]))
+    raise SandboxError(f"cannot tell how to run {spec!r}: start it with python, python -m or pytest")
+
+
+MAIN_SCRIPTS = ("main.py", "__main__.py", "app.py", "run.py", "cli.py", "manage.py")
+
+
+def detect_entrypoint(sandbox) -> Entrypoint:
+    """pytest when the repo has tests, else a script with a __main__ block, else pytest anyway."""
+    names = {e.name: e for e in sandbox.list_dir(".")}
+    if "tests" in names or "test" in names or any(
+            n.startswith("test_") and n.endswith(".py") for n in names):
+        return Entrypoint("pytest", "", ())
+    for name in MAIN_SCRIPTS:
+        if name in names and not names[name].is_dir:
+            return Entrypoint("script", name, ())
+    for name in sorted(names):
+        if name.endswith(".py") and 'if __name__ == "__main__"' in sandbox.read_text(name).replace("'", '"'):
+            return Entrypoint("script", name, ())
+    return Entrypoint("pytest", "", ())

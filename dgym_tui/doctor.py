@@ -1,0 +1,104 @@
+"""`dgym-tui doctor`: check what dgym-tui needs, one line each, with the fix when something is off."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+# Environment variables litellm reads for the common providers. Only names are ever printed.
+PROVIDER_KEYS = [
+    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "TOGETHERAI_API_KEY",
+    "XAI_API_KEY", "COHERE_API_KEY", "AWS_ACCESS_KEY_ID", "OLLAMA_API_BASE",
+]
+
+
+@dataclass
+class Check:
+    level: str  # "ok", "warn" or "fail"
+    name: str
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        tag = {"ok": " ok ", "warn": "warn", "fail": "FAIL"}[self.level]
+        return f"[{tag}] {self.name}: {self.detail}" + (f" -> {self.fix}" if self.fix else "")
+
+
+def check_python() -> Check:
+    v = sys.version_info
+    return Check("ok" if v >= (3, 11) else "fail", "python", f"{sys.version.split()[0]} at {sys.executable}",
+                 "" if v >= (3, 11) else "install Python 3.11 or newer")
+
+
+def check_git() -> Check:
+    git = shutil.which("git")
+    if not git:
+        return Check("fail", "git", "not found", "install git (needed to copy repos and make patches)")
+    out = subprocess.run([git, "--version"], capture_output=True, text=True).stdout.strip()
+    return Check("ok", "git", out)
+
+
+def check_docker(image: str) -> list[Check]:
+    from dgym_tui.sandbox import SandboxError
+    from dgym_tui.sandbox.docker_sandbox import connect
+
+    try:
+        client = connect(timeout=5)
+    except SandboxError as e:
+        return [Check("warn", "docker engine", str(e).split(":", 1)[0],
+                      "start Docker (or set DOCKER_HOST); until then dgym-tui runs locally, NOT isolated")]
+    version = client.version().get("Version", "?")
+    where = os.environ.get("DOCKER_HOST", "local socket")
+    checks = [Check("ok", "docker engine", f"version {version} ({where})")]
+    import docker
+
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        checks.append(Check("warn", "sandbox image", f"{image} missing (dgym-tui runs locally, NOT isolated, until built)",
+                            "dgym-tui image build (offline: sandbox/build-offline-base.sh, then "
+                            "dgym-tui image build --base dgym-tui-base:offline)"))
+        return checks
+    checks.append(Check("ok", "sandbox image", image))
+    try:
+        out = client.containers.run(
+            image, ["python3", "-c", "import sys, pytest; print(sys.version.split()[0], pytest.__version__)"],
+            remove=True, network_mode="none", cap_drop=["ALL"], labels={"dgym-tui.app": "doctor"},
+        ).decode().split()
+        checks.append(Check("ok", "python in sandbox", f"python {out[0]}, pytest {out[1]}"))
+    except Exception as e:  # the image exists but cannot run what we need
+        checks.append(Check("fail", "python in sandbox", f"python3/pytest do not run: {e}",
+                            "rebuild the image: dgym-tui image build"))
+    return checks
+
+
+def check_terminal() -> Check:
+    size = shutil.get_terminal_size(fallback=(0, 0))
+    colors = "truecolor" if os.environ.get("COLORTERM") in ("truecolor", "24bit") else (
+        "256 colours" if "256" in os.environ.get("TERM", "") else f"TERM={os.environ.get('TERM', 'unset')}")
+    if size.columns and (size.columns < 80 or size.lines < 24):
+        return Check("warn", "terminal", f"{size.columns}x{size.lines}, {colors}", "use at least 80x24")
+    shown = f"{size.columns}x{size.lines}" if size.columns else "not a terminal"
+    return Check("ok", "terminal", f"{shown}, {colors}")
+
+
+def check_llm_keys() -> Check:
+    present = [k for k in PROVIDER_KEYS if os.environ.get(k)]
+    if not present:
+        return Check("warn", "LLM keys", "none set", "set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY to use the agent; "
+                     "the debugger works without one")
+    return Check("ok", "LLM keys", ", ".join(present) + " set (values never shown)")
+
+
+def run(image: str | None = None, out=print) -> int:
+    from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE
+
+    checks = [check_python(), check_git(), *check_docker(image or DEFAULT_IMAGE), check_terminal(),
+              check_llm_keys()]
+    for c in checks:
+        out(c.line())
+    return 1 if any(c.level == "fail" for c in checks) else 0
