@@ -128,6 +128,10 @@ class Sandbox(ABC):
     def list_dir(self, path: str = ".") -> list[DirEntry]: ...
 
     @abstractmethod
+    def alive(self) -> bool:
+        """Whether the sandbox still exists (a container killed from outside is not)."""
+
+    @abstractmethod
     def close(self) -> None:
         """Remove everything the sandbox made. Safe to call twice."""
 

@@ -90,7 +90,8 @@ class DockerChannel(Channel):
     def kill(self) -> None:
         # A tty exec makes the process a session leader, so its pid is also its process group.
         try:
-            self.sandbox.exec(f'p=$(cat {self.pidfile} 2>/dev/null) && kill -KILL -- -"$p" "$p"', timeout=10)
+            self.sandbox.exec(f'p=$(cat {self.pidfile}) && {{ kill -9 -"$p"; kill -9 "$p"; }} 2>/dev/null',
+                              timeout=10)
         except SandboxError:
             pass  # container gone: so is the process
 
@@ -285,6 +286,17 @@ class DockerSandbox(Sandbox):
                 kind, name = item.split("\t", 1)
                 entries.append(DirEntry(name, kind == "d"))
         return sorted((e for e in entries if e.name != ".git"), key=lambda e: (not e.is_dir, e.name))
+
+    def alive(self) -> bool:
+        if self.container is None or not self._running():
+            return False
+        # A container being killed closes our streams a moment before its state says so: give
+        # it a short, event-driven chance to finish stopping (the engine's wait call).
+        try:
+            self.client.api.wait(self.container.id, timeout=0.3)
+            return False
+        except Exception:  # still running when the wait timed out
+            return True
 
     def _running(self) -> bool:
         try:

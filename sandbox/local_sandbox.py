@@ -97,10 +97,13 @@ class LocalSandbox(Sandbox):
         env.update(extra or {})
         return env
 
+    def alive(self) -> bool:
+        return bool(self.tmp) and os.path.isdir(self.root)
+
     def _check_alive(self) -> None:
         if not self.tmp:
             raise SandboxError("the sandbox is not started")
-        if not os.path.isdir(self.root):
+        if not self.alive():
             raise SandboxGone(f"the sandbox folder {self.root} has disappeared: restart the sandbox")
 
     def _cwd(self, cwd: str | None) -> str:

@@ -22,7 +22,7 @@ from dgym_tui.core.breakpoints import Breakpoint, BreakpointRegistry
 from dgym_tui.core.entrypoint import Entrypoint
 from dgym_tui.core.events import (BREAKPOINTS, HUMAN, INTERRUPTED, PDB_INPUT, PDB_OUTPUT,
                                   PROGRAM_EXIT, PROGRAM_START, STOP, EventBus)
-from dgym_tui.sandbox import Sandbox, SandboxError
+from dgym_tui.sandbox import Sandbox, SandboxError, SandboxGone
 
 PROMPT = "(Pdb) "
 AGENT_OUTPUT_CAP = 64 * 1024
@@ -177,6 +177,11 @@ class Debugger:
                 self.events.emit(INTERRUPTED, actor, message=note)
                 cap.feed("\n" + note + "\n")
         except _Ended:
+            if not self.sandbox.alive():
+                self._close_channel()
+                self.state = "exited"
+                raise SandboxGone("the sandbox stopped (container killed, or its folder removed): "
+                                  "restart the sandbox") from None
             status = {"event": "exit", "code": None, "ended": True}
         output = _clean(cap.text(), command)
         result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)

@@ -123,6 +123,15 @@ class Session:
     def restart(self, actor: str = HUMAN) -> PdbResult:
         return self._track(self._ready().restart(actor, reason="restart asked"))
 
+    def restart_sandbox(self, actor: str = HUMAN) -> PdbResult:
+        """A fresh sandbox from the user's repo (after it died), then the program again."""
+        debugger = self._ready()
+        debugger.close()
+        self.events.emit(PROGRESS, actor, message="restarting the sandbox…", step="sandbox")
+        self.sandbox.restart()
+        self.error = None
+        return self._track(debugger.start(actor, restart=True, reason="sandbox restarted"))
+
     def set_entrypoint(self, spec: str, actor: str = HUMAN) -> PdbResult:
         entrypoint = parse_entrypoint(spec)
         debugger = self._ready()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Make this machine ready for Docker sandboxes, idempotently (run as root):
+#   - the Docker engine (Debian's docker.io) installed and answering; started with
+#     `dockerd --iptables=false --bridge=none` when none runs (sandboxes need no network);
+#   - the sandbox image dgym-tui-sandbox:latest, built on a base made offline with debootstrap
+#     (no registry needed; see build-offline-base.sh).
+# Quick when everything is already there.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+export DEBIAN_FRONTEND=noninteractive
+
+missing=()
+command -v dockerd >/dev/null || missing+=(docker.io)
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v git >/dev/null || missing+=(git)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]} ..."
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! docker info >/dev/null 2>&1; then
+    echo "starting the Docker engine ..."
+    nohup dockerd --iptables=false --bridge=none >/var/log/dgym-dockerd.log 2>&1 &
+    for _ in $(seq 1 60); do
+        docker info >/dev/null 2>&1 && break
+        sleep 0.5
+    done
+    docker info >/dev/null 2>&1 || { tail -n 20 /var/log/dgym-dockerd.log >&2; echo "dockerd did not start" >&2; exit 1; }
+fi
+
+bash "$here/build-offline-base.sh" dgym-tui-base:offline
+# Cached layers make this a second or two when nothing changed.
+dgym-tui image build --base dgym-tui-base:offline | tail -n 2

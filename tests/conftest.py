@@ -1,0 +1,97 @@
+"""Shared fixtures: real sandboxes of both kinds, copies of the example repo, tree hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "shopcart"
+SANDBOX_IMAGE = os.environ.get("DGYM_TEST_IMAGE", "dgym-tui-sandbox:latest")
+
+_docker_state: dict = {}
+
+
+def docker_engine():
+    """The Docker client if an engine answers, else None (the only reason Docker tests skip)."""
+    if "client" not in _docker_state:
+        try:
+            from dgym_tui.sandbox.docker_sandbox import connect
+
+            _docker_state["client"] = connect(timeout=5)
+        except Exception:
+            _docker_state["client"] = None
+    return _docker_state["client"]
+
+
+def require_docker():
+    client = docker_engine()
+    if client is None:
+        pytest.skip("no Docker engine answers here")
+    import docker
+
+    try:
+        client.images.get(SANDBOX_IMAGE)
+    except docker.errors.ImageNotFound:
+        # An engine without the image is a broken set-up, not a reason to skip.
+        pytest.fail(f"{SANDBOX_IMAGE} missing: run `dgym-tui image build` (CI's .ci/run does)")
+    return client
+
+
+def make_sandbox(kind: str, repo, **kwargs):
+    from dgym_tui.sandbox import DockerSandbox, LocalSandbox
+
+    if kind == "docker":
+        require_docker()
+        return DockerSandbox(repo, image=SANDBOX_IMAGE, **kwargs)
+    return LocalSandbox(repo, **kwargs)
+
+
+BACKENDS = [pytest.param("local", id="local"), pytest.param("docker", id="docker", marks=pytest.mark.docker)]
+
+
+def tree_hash(path: Path) -> str:
+    """A hash of every file, link and folder under path (.git included): 'byte-for-byte unchanged'."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        for name in sorted(filenames) + [d + "/" for d in dirnames]:
+            full = os.path.join(dirpath, name.rstrip("/"))
+            rel = os.path.relpath(full, path)
+            st = os.lstat(full)
+            h.update(f"{rel}\0{st.st_mode}\0".encode())
+            if os.path.islink(full):
+                h.update(os.readlink(full).encode())
+            elif os.path.isfile(full):
+                with open(full, "rb") as fh:
+                    h.update(fh.read())
+    return h.hexdigest()
+
+
+def git(repo, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def example_repo(tmp_path) -> Path:
+    """A private copy of the bundled example, made a git checkout like a user's repo."""
+    repo = tmp_path / "shopcart"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    if request.param == "docker":
+        require_docker()
+    return request.param

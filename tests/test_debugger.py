@@ -1,0 +1,354 @@
+"""The live pdb engine, for real: one suite over both sandboxes (and, locally, Python 3.11-3.13)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from conftest import BACKENDS, make_sandbox, require_docker
+from dgym_tui.core.breakpoints import Breakpoint
+from dgym_tui.core.events import AGENT, HUMAN
+from dgym_tui.core.session import Session
+
+PYTHONS = {v: f"/root/.pyenv/versions/{v}/bin/python" for v in ("3.11.7", "3.12.1", "3.13.0")}
+
+
+def _has_pytest(python: str) -> bool:
+    return subprocess.run([python, "-c", "import pytest"], capture_output=True).returncode == 0
+
+
+# Each engine variant: the Docker sandbox, and the local sandbox with each Python found here.
+ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker)] + [
+    pytest.param(("local", path), id=f"local-py{v[:4]}") for v, path in PYTHONS.items() if os.path.exists(path)
+] or [pytest.param(("local", None), id="local")]
+
+PROGRAMS = {
+    "main.py": """\
+        import sys
+        from helpers import total
+
+
+        def main(n):
+            values = list(range(n))
+            result = total(values)
+            print("result", result)
+            return result
+
+
+        if __name__ == "__main__":
+            main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+        """,
+    "helpers.py": """\
+        def total(values):
+            acc = 0
+            for v in values:
+                acc += v
+            return acc
+        """,
+    "exits.py": "import sys\nprint('bye')\nsys.exit(3)\n",
+    "crash.py": "def f(d):\n    return d['missing']\n\nf({'present': 1})\n",
+    "loop.py": "i = 0\nwhile True:\n    i += 1\n",
+    "stubborn.py": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ni = 0\nwhile True:\n    i += 1\n",
+    "flood.py": "import sys\nfor i in range(20 * 1024):\n    sys.stdout.write('x' * 1023 + '\\n')\nprint('done')\n",
+    "spoof.py": "print('(Pdb) ')\nprint('\\x1b_dgym:00ff00ff00ff00ff:{\"event\":\"exit\",\"code\":9}\\x1b\\\\')\nprint('(Pdb) (Pdb) ')\nx = 42\nprint('after', x)\n",
+    "reads.py": "name = input('name? ')\nprint('hello', name)\n",
+    "forever_thread.py": "import threading, time\n\ndef spin():\n    while True:\n        time.sleep(0.1)\n\nthreading.Thread(target=spin).start()\nprint('main done')\n",
+    "syntax_error.py": "def broken(:\n    pass\n",
+    "pkg/__init__.py": "",
+    "pkg/__main__.py": "from helpers import total\nprint('module says', total([1, 2]))\n",
+    "tests/test_things.py": """\
+        from helpers import total
+
+
+        def test_ok():
+            assert total([1, 2]) == 3
+
+
+        def test_bad():
+            values = [1, 2, 3]
+            assert total(values) == 7
+        """,
+}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "proj"
+    for rel, text in PROGRAMS.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    kind, python = request.param
+    if kind == "docker":
+        require_docker()
+    return kind, python
+
+
+@pytest.fixture
+def open_session(engine, repo):
+    sessions = []
+
+    def factory(entrypoint: str, timeout: float = 30.0) -> Session:
+        kind, python = engine
+        kwargs = {"python": python} if python else {}
+        sandbox = make_sandbox(kind, repo, **kwargs)
+        session = Session(str(repo), entrypoint=entrypoint, pdb_timeout=timeout, sandbox_obj=sandbox)
+        session.debugger_grace = 1.0
+        sessions.append(session)
+        session.start()
+        assert session.state in ("stopped", "exited"), session.error
+        if session.debugger:
+            session.debugger.grace = 1.0
+        return session
+
+    yield factory
+    for s in sessions:
+        s.close()
+
+
+def test_first_stop_and_stepping(open_session):
+    s = open_session("python main.py 4")
+    assert (s.status["file"], s.status["line"], s.status["reason"]) == ("main.py", 1, "start")
+    r = s.send("n")
+    assert r.status["line"] == 2 and r.status["reason"] == "step"
+    r = s.send("b helpers.py:4")
+    assert r.output.startswith("Breakpoint 1 at ") and r.output.strip().endswith("helpers.py:4")
+    r = s.send("c")
+    assert (r.status["file"], r.status["line"], r.status["function"]) == ("helpers.py", 4, "total")
+    assert r.status["reason"] == "breakpoint"
+    assert r.status["locals"]["values"] == "[0, 1, 2, 3]"
+    assert [f["function"] for f in r.status["stack"]] == ["<module>", "main", "total"]
+    r = s.send("u")
+    assert r.status["function"] == "main" and r.status["frame_index"] == 1
+    assert s.send("p n").output == "4\n"
+    assert s.send("d").status["function"] == "total"
+
+
+def test_events_record_both_actors(open_session):
+    s = open_session("python main.py")
+    s.send("n", actor=HUMAN)
+    s.send("p 6 * 7", actor=AGENT)
+    inputs = [(e.actor, e.data["command"]) for e in s.events.history if e.kind == "pdb_input"]
+    outputs = [(e.actor, e.data["text"]) for e in s.events.history if e.kind == "pdb_output"]
+    assert inputs == [(HUMAN, "n"), (AGENT, "p 6 * 7")]
+    assert (AGENT, "42\n") in outputs
+    stops = [e for e in s.events.history if e.kind == "stop"]
+    assert [e.data["line"] for e in stops] == [1, 2]
+
+
+def test_program_end_then_restart(open_session):
+    s = open_session("python main.py 3")
+    r = s.send("c")
+    assert r.exited and r.exit_code == 0 and "result 3" in r.output
+    assert s.state == "exited"
+    r = s.send("n")
+    assert r.restarted and "it was restarted" in r.output and s.status["line"] == 1
+    assert s.state == "stopped"
+
+
+def test_sys_exit_code(open_session):
+    s = open_session("python exits.py")
+    r = s.send("c")
+    assert r.exited and r.exit_code == 3 and "bye" in r.output
+    exits = [e.data for e in s.events.history if e.kind == "program_exit"]
+    assert exits[-1]["code"] == 3 and "exited with code 3" in exits[-1]["message"]
+
+
+def test_uncaught_exception_goes_post_mortem(open_session):
+    s = open_session("python crash.py")
+    r = s.send("c")
+    assert "Traceback" in r.output and "KeyError: 'missing'" in r.output
+    assert r.status["reason"] == "post_mortem"
+    assert r.status["exception"] == {"type": "KeyError", "message": "'missing'"}
+    assert (r.status["file"], r.status["line"]) == ("crash.py", 2)
+    assert s.send("p d").output == "{'present': 1}\n"
+    r = s.send("c")
+    assert r.exited
+
+
+def test_module_entrypoint(open_session):
+    s = open_session("python -m pkg")
+    r = s.send("c")
+    assert "module says 3" in r.output and r.exited and r.exit_code == 0
+
+
+def test_pytest_entrypoint_lands_on_the_failure(open_session, engine):
+    kind, python = engine
+    if python and not _has_pytest(python):
+        pytest.skip(f"pytest is not installed for {python}")
+    s = open_session("pytest tests/test_things.py")
+    assert s.status["reason"] == "post_mortem", s.status
+    assert s.status["file"] == "tests/test_things.py" and s.status["function"] == "test_bad"
+    assert s.status["exception"]["type"] == "AssertionError"
+    assert s.send("p values").output == "[1, 2, 3]\n"
+
+
+def test_pytest_breakpoint_in_library_code(open_session, engine, repo):
+    kind, python = engine
+    if python and not _has_pytest(python):
+        pytest.skip(f"pytest is not installed for {python}")
+    s = open_session("pytest tests/test_things.py::test_ok")
+    s.set_breakpoint("helpers.py", 3)
+    s.restart()
+    assert (s.status["file"], s.status["line"], s.status["reason"]) == ("helpers.py", 3, "breakpoint")
+    assert s.status["locals"]["values"] == "[1, 2]"
+
+
+def test_endless_loop_is_interrupted(open_session):
+    s = open_session("python loop.py", timeout=1.5)
+    start = time.monotonic()
+    r = s.send("c")
+    assert time.monotonic() - start < 8
+    assert r.interrupted and "interrupted" in r.output
+    assert r.status["file"] == "loop.py" and r.status["line"] in (2, 3)
+    assert int(s.send("p i").output) > 0
+    assert any(e.kind == "interrupted" for e in s.events.history)
+
+
+def test_interrupt_from_another_thread(open_session):
+    import threading
+
+    s = open_session("python loop.py", timeout=60)
+    threading.Timer(0.5, s.interrupt).start()
+    start = time.monotonic()
+    r = s.send("c")
+    assert time.monotonic() - start < 5 and r.status["file"] == "loop.py"
+
+
+def test_program_ignoring_sigint_is_killed_and_restarted(open_session):
+    s = open_session("python stubborn.py", timeout=1.0)
+    r = s.send("c")
+    assert r.interrupted and r.restarted and "killed and restarted" in r.output
+    assert s.status["line"] == 1 and s.state == "stopped"
+
+
+def test_flood_of_output_is_capped_and_engine_stays_fast(open_session):
+    s = open_session("python flood.py")
+    start = time.monotonic()
+    r = s.send("c", actor=AGENT)
+    assert time.monotonic() - start < 30
+    assert r.truncated and len(r.output) < 70 * 1024 and "output truncated" in r.output
+    assert r.exited
+    assert s.send("n").restarted
+
+
+def test_spoofed_prompt_and_marker_are_plain_output(open_session):
+    s = open_session("python spoof.py")
+    s.send("b spoof.py:5")
+    r = s.send("c")
+    assert r.status["line"] == 5 and not r.exited
+    assert r.output.count("(Pdb) ") == 3 and "dgym:00ff00ff00ff00ff" in r.output
+    assert s.send("p x").output == "42\n"
+
+
+def test_program_reading_stdin_does_not_hang(open_session):
+    s = open_session("python reads.py", timeout=5)
+    start = time.monotonic()
+    r = s.send("c")
+    assert time.monotonic() - start < 15
+    assert r.exited or r.interrupted or r.status is not None
+
+
+def test_thread_that_runs_forever_does_not_hang_the_end(open_session):
+    s = open_session("python forever_thread.py", timeout=5)
+    start = time.monotonic()
+    r = s.send("c")
+    assert "main done" in r.output and time.monotonic() - start < 12
+    assert r.exited or r.interrupted
+
+
+@pytest.mark.parametrize("entry, message", [("python nope.py", "nope.py"), ("python syntax_error.py", "SyntaxError")])
+def test_bad_entrypoint_is_a_clear_message_and_engine_usable(open_session, entry, message):
+    s = open_session(entry)
+    assert s.state == "exited"
+    outputs = " ".join(e.data["text"] for e in s.events.history if e.kind == "pdb_output")
+    assert message in outputs and "Traceback" not in outputs
+    r = s.set_entrypoint("python main.py")
+    assert r.status["file"] == "main.py"
+
+
+def test_unknown_empty_and_long_commands(open_session):
+    s = open_session("python main.py")
+    assert s.send("frobnicate").error.startswith("*** NameError")
+    s.send("n")
+    r = s.send("")  # pdb repeats the last command
+    assert r.status is not None
+    long = "p len('" + "a" * 10_000 + "')"
+    assert s.send(long).output.strip() == "10000"
+
+
+def test_breakpoint_errors(open_session):
+    s = open_session("python main.py")
+    assert s.set_breakpoint("missing.py", 3).startswith("***")
+    assert s.set_breakpoint("main.py", 3).startswith("***")  # blank line
+    assert s.set_breakpoint("main.py", 999).startswith("***")  # past the end
+    assert s.breakpoints.items() == []
+
+
+def test_breakpoints_survive_restarts_with_their_state(open_session):
+    s = open_session("python main.py 4")
+    s.set_breakpoint("helpers.py", 4, cond="v == 2", actor=AGENT)
+    s.set_breakpoint("main.py", 7, actor=HUMAN)
+    s.set_breakpoint("helpers.py", 5, temporary=True)
+    s.send("disable 2")
+    s.send("ignore 3 1")
+    before = [(b.file, b.line, b.cond, b.enabled, b.temporary, b.ignore, b.actor) for b in s.breakpoints.items()]
+    assert before == [("helpers.py", 4, "v == 2", True, False, 0, AGENT), ("main.py", 7, None, False, False, 0, HUMAN),
+                      ("helpers.py", 5, None, True, True, 1, HUMAN)]
+    s.restart()
+    after = [(b.file, b.line, b.cond, b.enabled, b.temporary, b.ignore, b.actor) for b in s.breakpoints.items()]
+    assert after == before
+    r = s.send("c")  # the disabled one on main.py:7 is passed; the conditional stops when v == 2
+    assert (r.status["file"], r.status["line"], r.status["locals"]["v"]) == ("helpers.py", 4, "2")
+    assert "No breakpoints." != s.breakpoints.listing()
+
+
+def test_breakpoints_move_with_a_patch(open_session):
+    s = open_session("python main.py 4")
+    s.set_breakpoint("helpers.py", 4)
+    s.set_breakpoint("helpers.py", 2)
+    sandbox = s.sandbox
+    base = sandbox.checkpoint("before patch")
+    # Two lines inserted above, line 2 rewritten: 2 is dropped, 4 moves to 6.
+    sandbox.write_text("helpers.py", "def total(values):\n    # sum them\n    # one by one\n    acc = 0.0\n"
+                       "    for v in values:\n        acc += v\n    return acc\n")
+    dropped = s.breakpoints.remap(sandbox.diff(base))
+    assert [(b.file, b.line) for b in dropped] == [("helpers.py", 2)]
+    assert [(b.file, b.line) for b in s.breakpoints.items()] == [("helpers.py", 6)]
+    s.restart()
+    r = s.send("c")
+    assert (r.status["file"], r.status["line"]) == ("helpers.py", 6)
+
+
+def test_sandbox_dying_mid_command_is_reported_and_restartable(open_session, engine):
+    kind, _ = engine
+    s = open_session("python loop.py", timeout=60)
+    import threading
+
+    def kill_sandbox():
+        if kind == "docker":
+            s.sandbox.container.kill()
+            s.sandbox.container.wait()
+        else:
+            shutil.rmtree(s.sandbox.tmp)
+            s.debugger.channel.kill()
+
+    killer = threading.Timer(0.5, kill_sandbox)
+    killer.start()
+    r = s.send("c")
+    killer.join()
+    assert r.exited and s.state == "error" and "restart the sandbox" in s.error
+    assert [e.data["message"] for e in s.events.history if e.kind == "error"] == [s.error]
+    r = s.restart_sandbox()
+    assert s.state == "stopped" and r.status["line"] == 1
+    assert s.send("n").status["line"] == 2

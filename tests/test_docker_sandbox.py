@@ -1,0 +1,152 @@
+"""What only the Docker backend promises: isolation, labels, clean-up and reaping, clear errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import EXAMPLE, SANDBOX_IMAGE, require_docker, tree_hash
+from dgym_tui.sandbox import SandboxError, SandboxGone, choose_sandbox
+from dgym_tui.sandbox.docker_sandbox import DockerSandbox, LABEL_APP
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture
+def client():
+    return require_docker()
+
+
+@pytest.fixture
+def box(client, example_repo):
+    before = tree_hash(example_repo)
+    sb = DockerSandbox(example_repo, image=SANDBOX_IMAGE)
+    sb.start()
+    yield sb
+    sb.close()
+    assert tree_hash(example_repo) == before
+
+
+def test_container_is_locked_down(box):
+    attrs = box.container.attrs
+    host = attrs["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["CapDrop"] == ["ALL"]
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["Memory"] == 2 * 1024**3 and host["PidsLimit"] == 512 and host["NanoCpus"] == 2 * 10**9
+    assert not host.get("Binds") and not [m for m in attrs["Mounts"] if m["Type"] == "bind"]
+    labels = attrs["Config"]["Labels"]
+    assert labels[LABEL_APP] == "dgym-tui" and labels["dgym-tui.session"] == box.session_id
+    assert labels["dgym-tui.owner-pid"] == str(os.getpid())
+    assert box.exec("id -u", timeout=30).output.strip() == "1000"
+    no_net = box.exec(["python3", "-c", "import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)"],
+                      timeout=30)
+    assert no_net.exit_code != 0 and "Network is unreachable" in no_net.output
+
+
+def test_writes_stay_in_the_container(box, example_repo):
+    box.exec("echo hacked > shopcart/cart.py; rm -f main.py", timeout=30)
+    assert "hacked" not in (example_repo / "shopcart" / "cart.py").read_text()
+    assert (example_repo / "main.py").exists()
+
+
+def test_close_removes_the_container(client, example_repo):
+    sb = DockerSandbox(example_repo, image=SANDBOX_IMAGE)
+    sb.start()
+    cid = sb.container.id
+    sb.close()
+    sb.close()  # twice is fine
+    assert not client.containers.list(all=True, filters={"id": cid})
+
+
+def test_container_killed_from_outside_is_reported_and_restartable(client, box):
+    client.containers.get(box.container.id).kill()
+    with pytest.raises(SandboxGone, match="restart the sandbox"):
+        box.exec("true", timeout=10)
+    box.restart()
+    assert box.exec("cat main.py", timeout=30).output.startswith('"""')
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    from dgym_tui.cli import _install_signal_handlers
+    from dgym_tui.sandbox.docker_sandbox import DockerSandbox
+    _install_signal_handlers()
+    sb = DockerSandbox(sys.argv[1], image=sys.argv[2])
+    sb.start()
+    print(sb.container.id, flush=True)
+    time.sleep(120)
+""")
+
+
+def _owner_process(repo):
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(repo), SANDBOX_IMAGE],
+                            stdout=subprocess.PIPE, text=True)
+    cid = proc.stdout.readline().strip()
+    assert cid, "the owner process did not start a sandbox"
+    return proc, cid
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_container_removed_when_the_app_is_stopped(client, example_repo, sig):
+    proc, cid = _owner_process(example_repo)
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    assert not client.containers.list(all=True, filters={"id": cid})
+
+
+def test_sigkilled_app_leaves_a_container_that_the_next_start_reaps(client, example_repo):
+    proc, cid = _owner_process(example_repo)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert client.containers.list(all=True, filters={"id": cid}), "SIGKILL cannot be caught: it should remain"
+    with DockerSandbox(example_repo, image=SANDBOX_IMAGE) as sb:
+        assert sb.exec("true", timeout=30).ok
+        assert not client.containers.list(all=True, filters={"id": cid})
+
+
+def test_engine_unreachable(monkeypatch, example_repo):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxError, match="no Docker engine answers.*dgym-tui doctor"):
+        choose_sandbox(example_repo, "docker")
+    sandbox, warning = choose_sandbox(example_repo, "auto")
+    assert sandbox.kind == "local" and "NOT isolated" in warning
+
+
+def test_image_missing(client, example_repo):
+    with pytest.raises(SandboxError, match="dgym-tui-no-such:1 is missing: build it with `dgym-tui image build`"):
+        choose_sandbox(example_repo, "docker", image="dgym-tui-no-such:1")
+    with pytest.raises(SandboxError, match="dgym-tui image build"):
+        DockerSandbox(example_repo, image="dgym-tui-no-such:1").start()
+    sandbox, warning = choose_sandbox(example_repo, "auto", image="dgym-tui-no-such:1")
+    assert sandbox.kind == "local" and "dgym-tui image build" in warning
+
+
+def test_auto_prefers_docker(client, example_repo):
+    sandbox, warning = choose_sandbox(example_repo, "auto", image=SANDBOX_IMAGE)
+    assert sandbox.kind == "docker" and warning is None
+
+
+def test_example_suite_runs_in_the_container(box):
+    result = box.exec("python3 -m pytest -q -p no:cacheprovider", timeout=120)
+    assert "5 failed, 18 passed" in result.output
+
+
+def test_orphans_from_other_hosts_are_left_alone(client, example_repo):
+    c = client.containers.create(SANDBOX_IMAGE, ["sleep", "60"], labels={
+        LABEL_APP: "dgym-tui", "dgym-tui.owner-host": "some-other-host", "dgym-tui.owner-pid": "1"})
+    try:
+        c.start()
+        from dgym_tui.sandbox.docker_sandbox import reap_orphans
+
+        reap_orphans(client)
+        c.reload()
+        assert c.status == "running"
+    finally:
+        c.remove(force=True)

@@ -1,0 +1,196 @@
+"""The sandbox conformance suite: every test runs against both backends, for real."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pexpect
+import pytest
+
+from conftest import git, make_sandbox, tree_hash
+from dgym_tui.sandbox import SandboxError
+
+
+@pytest.fixture
+def user_repo(tmp_path):
+    """A user's checkout with tracked, untracked, ignored, .dgymignored, binary, unicode and
+    symlinked files. Its hash is checked after every test: the sandbox never changes it."""
+    repo = tmp_path / "user repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("def f(x):\n    return x + 1\n")
+    (repo / "main.py").write_text("from pkg.mod import f\nprint(f(1))\n")
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    (repo / ".dgymignore").write_text("secrets.txt\nbig/\n")
+    (repo / "secrets.txt").write_text("tracked but dgymignored\n")
+    (repo / "big").mkdir()
+    (repo / "big" / "blob.bin").write_bytes(b"x" * 100)
+    (repo / "build").mkdir()
+    (repo / "build" / "out.txt").write_text("ignored\n")
+    (repo / "run.log").write_text("ignored\n")
+    (repo / "data.bin").write_bytes(bytes(range(256)) * 4)
+    (repo / "naïve file ü.py").write_text("print('unicode name')\n")
+    os.symlink("/etc/passwd", repo / "escape")
+    os.symlink("pkg/mod.py", repo / "alias.py")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    (repo / "untracked.py").write_text("print('new')\n")
+    before = tree_hash(repo)
+    yield repo
+    assert tree_hash(repo) == before, "the user's repo was modified"
+
+
+@pytest.fixture
+def sandbox(backend, user_repo):
+    sb = make_sandbox(backend, user_repo)
+    sb.start()
+    yield sb
+    sb.close()
+
+
+def test_copies_working_tree_minus_ignored(sandbox):
+    names = set(sandbox.exec("git ls-files", timeout=30).output.split("\n")) - {""}
+    assert {"main.py", "pkg/mod.py", "untracked.py", ".gitignore", "data.bin", "alias.py"} <= names
+    assert "naïve file ü.py" in sandbox.exec("ls", timeout=30).output
+    for left_out in ("run.log", "build/out.txt", "secrets.txt", "big/blob.bin", "escape"):
+        assert left_out not in names
+    assert any("escape" in s for s in sandbox.skipped)
+    # The copy is its own repository, with a baseline commit and a clean tree.
+    assert sandbox.baseline and len(sandbox.baseline) == 40
+    assert sandbox.exec("git status --porcelain", timeout=30).output == ""
+
+
+def test_binary_symlink_and_unicode_are_exact(sandbox, user_repo):
+    assert sandbox.read_bytes("data.bin") == (user_repo / "data.bin").read_bytes()
+    assert sandbox.read_text("naïve file ü.py") == "print('unicode name')\n"
+    # The in-repo symlink points inside the copy, never back at the user's repo.
+    link = sandbox.exec("readlink alias.py && cat alias.py", timeout=30).output
+    assert link.startswith("pkg/mod.py") and "return x + 1" in link
+    assert sandbox.exec(["python3", "naïve file ü.py"], timeout=30).output == "unicode name\n"
+
+
+def test_exec_result_and_cwd(sandbox):
+    result = sandbox.exec(["python3", "main.py"], timeout=30)
+    assert (result.exit_code, result.output, result.timed_out) == (0, "2\n", False)
+    assert sandbox.exec("exit 7", timeout=30).exit_code == 7
+    assert sandbox.exec("pwd", cwd="pkg", timeout=30).output.strip().endswith("/pkg")
+
+
+def test_environment_is_scrubbed(sandbox, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    monkeypatch.setenv("DGYM_SECRET_TEST", "nope")
+    env = sandbox.exec("env", timeout=30).output
+    assert "sk-must-not-leak" not in env and "DGYM_SECRET_TEST" not in env
+    home = sandbox.exec('echo "$HOME"', timeout=30).output.strip()
+    assert home and not home.startswith(os.path.expanduser("~") + "/")
+
+
+def test_timeout_kills_the_process_group_and_sandbox_stays_usable(sandbox):
+    start = time.monotonic()
+    result = sandbox.exec("sleep 300 & sleep 301 & python3 -c 'while True: pass'", timeout=1.5)
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - start < 10
+    time.sleep(0.5)
+    # No process of the group survives (read /proc: ps is not in every image).
+    left = sandbox.exec("cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '", timeout=30).output
+    assert "sleep 300" not in left and "sleep 301" not in left
+    assert sandbox.exec("echo alive", timeout=30).output == "alive\n"
+
+
+def test_huge_output_is_capped(sandbox):
+    result = sandbox.exec("head -c 52428800 /dev/zero | tr '\\0' 'y'", timeout=120)
+    assert result.exit_code == 0 and result.truncated
+    assert len(result.output) < 1024 * 1024 + 200
+    assert "output truncated: 51380224 more bytes" in result.output
+
+
+def test_spawn_gives_a_pty_pexpect_can_drive(sandbox):
+    channel = sandbox.spawn(["python3", "-c",
+                             "import os; print('size', os.get_terminal_size()); print('got', input('> '))"],
+                            rows=33, cols=111)
+    try:
+        channel.child.expect("size os.terminal_size\\(columns=(\\d+), lines=(\\d+)\\)", timeout=10)
+        assert channel.child.match.groups() == ("111", "33")
+        channel.child.expect("> ", timeout=10)
+        channel.child.send("hello\n")
+        channel.child.expect("got hello", timeout=10)
+        channel.child.expect(pexpect.EOF, timeout=10)
+    finally:
+        channel.close()
+
+
+def test_spawn_interrupt_and_kill(sandbox):
+    channel = sandbox.spawn(["python3", "-c", "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                             "print('ready', flush=True)\nwhile True: time.sleep(0.05)"])
+    try:
+        channel.child.expect("ready", timeout=10)
+        channel.interrupt()  # ignored by this program
+        with pytest.raises(pexpect.TIMEOUT):
+            channel.child.expect(pexpect.EOF, timeout=0.5)
+        channel.kill()
+        channel.child.expect(pexpect.EOF, timeout=10)
+    finally:
+        channel.close()
+
+
+def test_files_read_write_list(sandbox):
+    sandbox.write_text("pkg/new dir/x.py", "X = 1\n")
+    assert sandbox.read_text("pkg/new dir/x.py") == "X = 1\n"
+    names = {(e.name, e.is_dir) for e in sandbox.list_dir("pkg")}
+    assert {("mod.py", False), ("new dir", True)} <= names
+    assert ".git" not in {e.name for e in sandbox.list_dir(".")}
+    for bad in ("../outside.txt", "/etc/passwd", "pkg/../../x"):
+        with pytest.raises(SandboxError, match="outside the repository"):
+            sandbox.read_text(bad)
+    with pytest.raises(SandboxError):
+        sandbox.read_text("no_such_file.py")
+
+
+def test_checkpoint_diff_restore(sandbox):
+    sandbox.write_text("pkg/mod.py", "def f(x):\n    return x + 2\n")
+    sandbox.write_text("added.py", "A = 1\n")
+    sandbox.exec("rm main.py", timeout=30)
+    diff = sandbox.diff()
+    assert "-    return x + 1\n+    return x + 2" in diff
+    assert "new file mode" in diff and "+A = 1" in diff
+    assert "deleted file mode" in diff and "-print(f(1))" in diff
+    assert sorted(sandbox.changed_files()) == ["added.py", "main.py", "pkg/mod.py"]
+    first = sandbox.checkpoint("patch 1")
+    sandbox.write_text("added.py", "A = 2\n")
+    second = sandbox.checkpoint("patch 2")
+    assert "+A = 2" in sandbox.diff(first, second)
+    sandbox.restore(first)
+    assert sandbox.read_text("added.py") == "A = 1\n"
+    sandbox.restore(sandbox.baseline)
+    assert sandbox.read_text("main.py").startswith("from pkg.mod")
+    assert sandbox.diff() == ""
+
+
+def test_restart_starts_afresh(sandbox):
+    sandbox.write_text("main.py", "changed\n")
+    sandbox.restart()
+    assert sandbox.read_text("main.py").startswith("from pkg.mod")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp / "does-not-exist", "no such directory"),
+    (lambda tmp: (tmp / "file.py").write_text("x") and tmp / "file.py", "is a file, not a directory"),
+    (lambda tmp: (tmp / "empty").mkdir() or tmp / "empty", "no files to copy"),
+])
+def test_bad_repo_paths(backend, tmp_path, make, message):
+    path = make(tmp_path)
+    with pytest.raises(SandboxError, match=message):
+        sb = make_sandbox(backend, path)
+        sb.start()
+
+
+def test_size_limit_names_biggest_folders(backend, tmp_path):
+    repo = tmp_path / "r"
+    (repo / "assets" / "video").mkdir(parents=True)
+    (repo / "assets" / "video" / "a.bin").write_bytes(b"0" * 300_000)
+    (repo / "src").mkdir()
+    (repo / "src" / "m.py").write_text("x = 1\n")
+    sb = make_sandbox(backend, repo, size_limit=100_000)
+    with pytest.raises(SandboxError, match=r"over the 0 MB limit; biggest folders: assets/ .*assets/video/"):
+        sb.start()
