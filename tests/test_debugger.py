@@ -255,8 +255,9 @@ def test_program_reading_stdin_does_not_hang(open_session):
     s = open_session("python reads.py", timeout=5)
     start = time.monotonic()
     r = s.send("c")
-    assert time.monotonic() - start < 15
-    assert r.exited or r.interrupted or r.status is not None
+    # The program's stdin is empty (the terminal carries pdb commands): input() fails at once.
+    assert time.monotonic() - start < 4 and not r.interrupted
+    assert r.status["reason"] == "post_mortem" and r.status["exception"]["type"] == "EOFError"
 
 
 def test_thread_that_runs_forever_does_not_hang_the_end(open_session):
@@ -289,9 +290,10 @@ def test_unknown_empty_and_long_commands(open_session):
 
 def test_breakpoint_errors(open_session):
     s = open_session("python main.py")
-    assert s.set_breakpoint("missing.py", 3).startswith("***")
-    assert s.set_breakpoint("main.py", 3).startswith("***")  # blank line
-    assert s.set_breakpoint("main.py", 999).startswith("***")  # past the end
+    missing = s.set_breakpoint("missing.py", 3)  # 3.13's pdb words it its own way
+    assert missing.startswith("*** ") and "missing.py" in missing and ("no such file" in missing or "not found" in missing)
+    assert s.set_breakpoint("main.py", 3) == "*** Blank or comment"
+    assert s.set_breakpoint("main.py", 999) == "*** line 999 is past the end of main.py (13 lines)"
     assert s.breakpoints.items() == []
 
 

@@ -25,6 +25,7 @@ from dgym_tui.core.events import (BREAKPOINTS, HUMAN, INTERRUPTED, PDB_INPUT, PD
 from dgym_tui.sandbox import Sandbox, SandboxError, SandboxGone
 
 PROMPT = "(Pdb) "
+READY = "\x1b_dgym:ready\x1b\\"  # the shim's first line: its terminal is ready
 AGENT_OUTPUT_CAP = 64 * 1024
 UI_OUTPUT_CAP = 1024 * 1024
 SHIM_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1",
@@ -111,6 +112,14 @@ class Debugger:
             self.state = "running"
             self.exit_code = None
             restore = json.dumps(self.breakpoints.to_restore(), separators=(",", ":"))
+            # The shim says when its terminal is set up; only then is the handshake sent.
+            try:
+                self.channel.child.expect_exact(READY, timeout=self.start_timeout)
+            except (pexpect.EOF, pexpect.TIMEOUT):
+                output = _clean(self.channel.child.before or "", None)
+                self._close_channel()
+                self.state = "exited"
+                raise SandboxError(f"pdb did not start in the sandbox: {output.strip()[-300:] or 'no output'}")
             self.channel.child.send(f"{self.nonce}\n{restore}\n")
             result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None)
             result.restarted = restart

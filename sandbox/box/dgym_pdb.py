@@ -1,0 +1,847 @@
+"""dgym_pdb: the stdlib pdb, plus one machine-readable status line before every prompt.
+
+Runs INSIDE the sandbox as the entrypoint, with cwd = the repo root (standard library only,
+CPython 3.11-3.13):
+
+    python3 dgym_pdb.py script.py [args...]     like `python -m pdb script.py`
+    python3 dgym_pdb.py -m module [args...]     like `python -m pdb -m module`
+    python3 dgym_pdb.py --pytest [args...]      pytest in-process, post-mortem on failures
+
+Handshake: the first two stdin lines are the session nonce (hex) and a JSON list of breakpoints
+to restore. The nonce lives only in the module variable `_NONCE`: never in argv or os.environ.
+
+Before every `(Pdb) ` prompt one line is printed: ESC _ "dgym:<nonce>:<json>" ESC \\ (an APC
+string, ignored by terminals). When the program ends, a last {"event": "exit"} marker is printed
+and the process exits; nothing is ever restarted here (the host spawns a new process instead).
+"""
+
+import bdb
+import io
+import json
+import linecache
+import os
+import re
+import reprlib
+import sys
+import threading
+import time
+import traceback
+import types
+
+
+class _NoReadline:
+    """Block `import readline` while pdb (and rlcompleter, which 3.13's pdb imports) load.
+
+    With readline loaded, input() may emit terminal escapes (bracketed paste) and line-edit;
+    we drive pdb over a pty with plain line reads instead. A program that imports readline
+    itself still gets it: the block is lifted right after.
+    """
+
+    def __enter__(self):
+        self.blocked = "readline" not in sys.modules
+        if self.blocked:
+            sys.modules["readline"] = None  # makes `import readline` raise ImportError
+
+    def __exit__(self, *exc):
+        if self.blocked and sys.modules.get("readline", 0) is None:
+            del sys.modules["readline"]
+
+
+with _NoReadline():
+    import pdb
+
+_NONCE = None            # set by the handshake; only ever written into marker lines
+_ROOT = os.getcwd()      # the repo root: files inside it are reported relative to it
+_MODE = "script"         # "script" | "module" | "pytest"
+_PENDING_ERRORS = []     # breakpoint problems, reported (once) by the next marker
+_QUIT = False            # the person typed q / EOF (or restart)
+_RESTART = False         # the person typed restart/run: the host should spawn a new process
+_ACTIVE = None           # the debugger running the program (breakpoint() reuses it)
+
+REPR_CHARS = 200         # per value
+LOCALS_MAX_NAMES = 50
+LOCALS_MAX_JSON = 8000   # bytes of JSON for the whole "locals" object
+REPR_TOTAL_BUDGET = 1.0  # seconds for all the reprs of one marker
+REPR_ITEM_BUDGET = 0.3   # seconds before one slow __repr__ is abandoned
+
+# Stepping never stops in these modules (bdb's skip= patterns, matched on __name__).
+SKIP_MODULES = ["dgym_pdb", "bdb", "pdb", "cmd", "runpy", "importlib._bootstrap",
+                "importlib._bootstrap_external", "pytest", "_pytest.*", "pluggy.*"]
+_HIDDEN_FILES = {os.path.abspath(f) for f in (__file__, bdb.__file__, pdb.__file__,
+                                              sys.modules["cmd"].__file__)}
+_HIDDEN_DIRS = []        # pytest/pluggy package dirs, filled in pytest mode
+_hidden_cache = {}
+
+
+def _is_hidden(frame):
+    """Frames of the debugger machinery: never shown in "stack" nor selectable with up/down."""
+    fn = frame.f_code.co_filename
+    hit = _hidden_cache.get(fn)
+    if hit is None:
+        if fn.startswith("<frozen "):
+            hit = fn.startswith(("<frozen importlib", "<frozen runpy"))
+        else:
+            path = os.path.abspath(fn)
+            hit = path in _HIDDEN_FILES or path.startswith(tuple(_HIDDEN_DIRS))
+        _hidden_cache[fn] = hit
+    return hit
+
+
+_in_root_cache = {}
+
+
+def _in_root(frame):
+    """Code from the repo (not the stdlib, not site-packages outside it)."""
+    fn = frame.f_code.co_filename
+    hit = _in_root_cache.get(fn)
+    if hit is None:
+        rel = _rel(fn)
+        hit = _in_root_cache[fn] = bool(rel) and not rel.startswith(("<", os.sep))
+    return hit
+
+
+def _rel(filename):
+    """A file name for the host: relative to the repo root when inside it, else absolute."""
+    if not filename or filename.startswith("<"):
+        return filename
+    path = os.path.abspath(filename)
+    for p, root in ((path, _ROOT), (os.path.realpath(path), os.path.realpath(_ROOT))):
+        if p.startswith(root.rstrip(os.sep) + os.sep):
+            return os.path.relpath(p, root)
+    return path
+
+
+# --- reprs that can neither break nor stall a marker -------------------------------------------
+
+class _SafeRepr(reprlib.Repr):
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother, self.maxlong = 3, REPR_CHARS, REPR_CHARS, 60
+        self.maxdict = self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = 10
+        self.maxdeque = self.maxarray = 10
+
+    def repr_instance(self, x, level):
+        # reprlib hides a failing __repr__ as "<X instance at 0x..>"; we say what happened.
+        try:
+            s = repr(x)
+        except BaseException as e:
+            return f"<repr failed: {type(e).__name__}>"
+        return s if len(s) <= self.maxother else s[:self.maxother - 3] + "..."
+
+
+_REPR = _SafeRepr()
+
+
+def _short(text, limit=REPR_CHARS):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _safe_repr(obj):
+    try:
+        s = _REPR.repr(obj)
+        if not isinstance(s, str):
+            s = f"<repr returned {type(s).__name__}>"
+    except BaseException as e:  # even SystemExit/KeyboardInterrupt: this is only a report
+        s = f"<repr failed: {type(e).__name__}>"
+    return _short(s)
+
+
+def _safe_str(obj):
+    try:
+        s = str(obj)
+    except BaseException as e:
+        s = f"<str failed: {type(e).__name__}>"
+    return _short(s, 1000)
+
+
+_TIMED_OUT = "<repr timed out>"
+# Taken now, before the program runs: a program that fakes the clock (freezegun patches
+# time.monotonic) must not make the repr budget endless.
+_monotonic = time.monotonic
+_Thread = threading.Thread
+
+
+def _guarded(jobs, slow_ids):
+    """[fn(obj) for fn, obj in jobs], computed in a helper thread with a time budget.
+
+    A value whose __repr__ takes longer than REPR_ITEM_BUDGET is abandoned (its thread is left
+    to finish on its own: a daemon, told to stop after that item) and reported as timed out, and
+    its id joins `slow_ids` so the following markers of the same stop skip it at once. The whole
+    call never takes much more than REPR_TOTAL_BUDGET. The helper thread is not traced, so
+    breakpoints inside a __repr__ do not fire here.
+    """
+    results = [_TIMED_OUT] * len(jobs)
+    deadline = _monotonic() + REPR_TOTAL_BUDGET
+    start = 0
+    while start < len(jobs):
+        state = {"i": start, "t": _monotonic(), "stop": False}
+
+        def work(state=state, first=start):
+            for i in range(first, len(jobs)):
+                if state["stop"]:
+                    return
+                state["i"], state["t"] = i, _monotonic()
+                fn, obj = jobs[i]
+                value = _TIMED_OUT if id(obj) in slow_ids else fn(obj)
+                if not state["stop"]:
+                    results[i] = value
+            state["i"] = len(jobs)
+
+        worker = _Thread(target=work, name="dgym-repr", daemon=True)
+        try:
+            worker.start()
+        except Exception:  # no threads available (interpreter shutting down...): no time cap
+            work()
+            break
+        while worker.is_alive():
+            worker.join(0.02)
+            now = _monotonic()
+            if now >= deadline or now - state["t"] >= REPR_ITEM_BUDGET:
+                break
+        if not worker.is_alive():
+            break
+        state["stop"] = True
+        stuck = state["i"]
+        if stuck < len(jobs):
+            slow_ids.add(id(jobs[stuck][1]))
+        if _monotonic() >= deadline:
+            break
+        start = stuck + 1
+    return list(results)
+
+
+# --- the marker line -----------------------------------------------------------------------------
+
+def _marker(payload):
+    text = json.dumps(payload, ensure_ascii=True, separators=(",", ":"))
+    return f"\x1b_dgym:{_NONCE}:{text}\x1b\\"
+
+
+def _write_raw(text):
+    try:
+        out = sys.__stdout__
+        out.write(text)
+        out.flush()
+    except Exception:  # the program closed or replaced stdout: fall back to the fd
+        os.write(1, text.encode("utf-8", "replace"))
+
+
+def _flush_program_output():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _breakpoints():
+    out = []
+    for bp in bdb.Breakpoint.bpbynumber:
+        if bp is not None:
+            out.append({"number": bp.number, "file": _rel(bp.file), "line": bp.line,
+                        "cond": bp.cond, "enabled": bool(bp.enabled),
+                        "temporary": bool(bp.temporary), "ignore": bp.ignore, "hits": bp.hits})
+    return out
+
+
+def _take_errors():
+    errors = list(_PENDING_ERRORS)
+    del _PENDING_ERRORS[:]
+    return errors
+
+
+def _emit_exit(code):
+    """The last marker: the program is over (code None: the person quit)."""
+    sys.settrace(None)
+    _flush_program_output()
+    payload = {"v": 1, "event": "exit", "code": code, "pid": os.getpid()}
+    errors = _take_errors()
+    if errors:
+        payload["errors"] = errors
+    if _RESTART:
+        payload["restart"] = True
+    _write_raw(_marker(payload) + "\n")
+
+
+_BP_COMMANDS = {"b", "break", "tbreak", "cl", "clear", "condition", "ignore", "enable",
+                "disable", "commands"}
+
+
+class DgymPdb(pdb.Pdb):
+    """pdb.Pdb whose prompt is preceded by a status marker; also used by pytest (--pdbcls)."""
+
+    _dgym_started = True     # main() clears it so the very first stop says "start"
+    _dgym_nested = False     # the recursive debugger of the `debug` command
+
+    def __init__(self, completekey="tab", stdin=None, stdout=None, skip=None, **kwargs):
+        kwargs.setdefault("readrc", False)  # a repo's .pdbrc could run `continue` behind our back
+        if "colorize" in pdb.Pdb.__init__.__code__.co_varnames:  # 3.14+
+            kwargs.setdefault("colorize", False)
+        with _NoReadline():
+            # An explicit stdout makes cmd use stdout.write(prompt) + stdin.readline() instead of
+            # input(): no readline, and the prompt (marker included) is written verbatim.
+            super().__init__(completekey, stdin or sys.__stdin__, stdout or sys.__stdout__,
+                             skip=SKIP_MODULES if skip is None else skip, **kwargs)
+        if _ACTIVE is not None:
+            # pytest's post-mortem instances and `debug`'s: one set of breakpoints for all, so
+            # `b` typed in a post-mortem reaches the tracer that runs the following tests.
+            self.breaks = _ACTIVE.breaks
+        self._dgym_base_prompt = self.prompt
+        self._dgym_prompt = None    # the last prompt we built (marker + base prompt)
+        self._dgym_reason = None    # why the next marker appears; then "command"
+        self._dgym_exc = None       # the exception of the current stop, if any
+        self._dgym_from_trace = False
+        self._dgym_cmd = ""
+        self._dgym_slow = set()     # ids of values whose repr timed out during this stop
+
+    def checkline(self, filename, lineno, *args):
+        if not os.path.isfile(filename):
+            self.error(f"{_rel(filename)}: no such file")
+            return 0
+        count = len(linecache.getlines(filename))
+        if lineno > count:
+            self.error(f"line {lineno} is past the end of {_rel(filename)} ({count} lines)")
+            return 0
+        return super().checkline(filename, lineno, *args)
+
+    # -- why we stopped ------------------------------------------------------------------------
+
+    def user_line(self, frame):
+        fired = getattr(self, "currentbp", 0)  # set by bdb.break_here() when a breakpoint fires
+        self._dgym_reason = "breakpoint" if (fired or self._dgym_from_trace) else "step"
+        self._dgym_from_trace = False
+        self._dgym_exc = None
+        try:
+            super().user_line(frame)
+        finally:
+            self.currentbp = 0  # bdb leaves it stale after a stop that was not a breakpoint
+
+    user_opcode = user_line  # 3.13: set_trace() stops on an opcode event
+
+    def user_call(self, frame, argument_list):
+        self._dgym_reason, self._dgym_exc = "step", None
+        super().user_call(frame, argument_list)
+
+    def user_return(self, frame, return_value):
+        self._dgym_reason, self._dgym_exc = "return", None
+        super().user_return(frame, return_value)
+
+    def user_exception(self, frame, exc_info):
+        self._dgym_reason, self._dgym_exc = "exception", exc_info[1]
+        super().user_exception(frame, exc_info)
+
+    def set_trace(self, frame=None, *args, **kwargs):
+        # breakpoint() / pdb.set_trace(): the stop that follows is reported as a breakpoint
+        self._dgym_from_trace = True
+        super().set_trace(frame or sys._getframe().f_back, *args, **kwargs)
+
+    def sigint_handler(self, signum, frame):
+        super().sigint_handler(signum, frame)  # Ctrl-C during `continue`: pdb calls set_trace()
+        self._dgym_from_trace = False          # ... but that stop is no breakpoint: a "step"
+
+    def interaction(self, frame, tb_or_exc):
+        if frame is None and tb_or_exc is not None:
+            self._dgym_reason = "post_mortem"
+            self._dgym_exc = self._dgym_exception_of(tb_or_exc)
+        elif not self._dgym_started:
+            self._dgym_reason = "start"
+        self._dgym_started = True
+        self._dgym_slow = set()
+        super().interaction(frame, tb_or_exc)
+
+    def _dgym_exception_of(self, tb_or_exc):
+        """The exception being post-mortem'd. 3.11/3.12 pass only a traceback: find its owner."""
+        if isinstance(tb_or_exc, BaseException):
+            return tb_or_exc
+
+        def last_frame(tb):
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            return tb.tb_frame if tb is not None else None
+
+        target = last_frame(tb_or_exc)
+        for exc in (self._dgym_exc, getattr(sys, "last_value", None), sys.exc_info()[1]):
+            if isinstance(exc, BaseException) and last_frame(exc.__traceback__) is target:
+                return exc
+        return None
+
+    def set_continue(self):
+        super().set_continue()
+        if _MODE == "pytest" and self is not _ACTIVE and self.breaks and sys.gettrace() is None:
+            _arm_pytest_tracer()  # `c` in a post-mortem after new breakpoints: trace from now on
+
+    # -- keep the debugger's own frames out of sight -----------------------------------------
+
+    def stop_here(self, frame):
+        if not super().stop_here(frame):
+            return False
+        if _MODE != "pytest":
+            return True
+        # Stepping out of a test must not land in stdlib helpers that pytest's machinery calls
+        # (typing.cast, contextlib...): stop only where repo code is on the way to the runner.
+        f = frame
+        while f is not None:
+            if _is_hidden(f):
+                return False
+            if _in_root(f):
+                return True
+            f = f.f_back
+        return True
+
+    def get_stack(self, f, t):
+        stack, i = super().get_stack(f, t)
+        keep = [k for k in range(len(stack)) if k == i or not _is_hidden(stack[k][0])]
+        return [stack[k] for k in keep], keep.index(i) if keep else 0
+
+    # -- the marker before each prompt -----------------------------------------------------------
+
+    def preloop(self):
+        super().preloop()
+        self._dgym_refresh_prompt()
+
+    def precmd(self, line):
+        # The marker was printed with the prompt; pdb measures self.prompt (help indentation,
+        # `debug`, `commands`), so give it back the plain one while a command runs.
+        if self.prompt is self._dgym_prompt:  # not "(com) " while `commands` is defining
+            self.prompt = self._dgym_base_prompt
+        return super().precmd(line)
+
+    def postcmd(self, stop, line):
+        stop = super().postcmd(stop, line)
+        if not stop:
+            self._dgym_refresh_prompt()
+        return stop
+
+    def _dgym_refresh_prompt(self):
+        # cmdloop prints self.prompt only when cmdqueue is empty (3.13 queues a frame-status
+        # command first), and `commands` runs a nested loop with its own "(com) " prompt.
+        if self.cmdqueue or self.commands_defining or self.curframe is None:
+            return
+        _flush_program_output()
+        try:
+            status = self._dgym_status()
+        except Exception as e:  # never lose the prompt (or the host's sync) over the report
+            status = {"v": 1, "event": "prompt", "reason": self._dgym_reason or "command",
+                      "pid": os.getpid(), "errors": [f"status failed: {type(e).__name__}: {e}"]}
+        self.prompt = self._dgym_prompt = _marker(status) + "\n" + self._dgym_base_prompt
+
+    def _dgym_status(self):
+        reason = self._dgym_reason or "command"
+        self._dgym_reason = "command"
+        stack, frame_index = [], 0
+        for k, (frame, lineno) in enumerate(self.stack):
+            if k == self.curindex:
+                frame_index = len(stack)
+            elif _is_hidden(frame):
+                continue
+            stack.append({"file": _rel(frame.f_code.co_filename), "line": lineno,
+                          "function": frame.f_code.co_name})
+        current = stack[frame_index] if stack else {"file": None, "line": None, "function": None}
+
+        # Exception chain selection (3.13's `exceptions N`) changes which exception is shown.
+        chained = getattr(self, "_chained_exceptions", ())
+        exc = chained[self._chained_exception_index] if chained else self._dgym_exc
+
+        names = []
+        for name, value in list(self.curframe_locals.items()):
+            if name.startswith(("__pdb_", "@py_")) or (
+                    name.startswith("__") and name.endswith("__")
+                    and name not in ("__return__", "__exception__")):
+                continue  # module dunders, pdb's and pytest's (assert rewriting) helpers
+            names.append((name, value))
+        omitted = max(0, len(names) - LOCALS_MAX_NAMES)
+        names = names[:LOCALS_MAX_NAMES]
+        jobs = [(_safe_repr, value) for _, value in names]
+        if exc is not None:
+            jobs.append((_safe_str, exc))
+        values = _guarded(jobs, self._dgym_slow)
+
+        local_reprs, size = {}, 2
+        for (name, _), text in zip(names, values):
+            size += len(json.dumps(name)) + len(json.dumps(text)) + 2
+            if size > LOCALS_MAX_JSON:
+                omitted += len(names) - len(local_reprs)
+                break
+            local_reprs[name] = text
+
+        status = {"v": 1, "event": "prompt", "reason": reason, "pid": os.getpid(),
+                  "file": current["file"], "line": current["line"],
+                  "function": current["function"], "stack": stack, "frame_index": frame_index,
+                  "locals": local_reprs,
+                  "exception": None if exc is None else {"type": type(exc).__name__,
+                                                         "message": values[-1]},
+                  "breakpoints": _breakpoints(), "errors": _take_errors()}
+        if omitted:
+            status["locals_truncated"] = omitted
+        return status
+
+    def do_jump(self, arg):
+        # jump moves the current line without resuming: report the next marker as a "step"
+        before = self.stack[self.curindex][1] if self.stack else None
+        ret = super().do_jump(arg)
+        if self.stack and self.stack[self.curindex][1] != before:
+            self._dgym_reason = "step"
+        return ret
+
+    do_j = do_jump
+
+    # -- breakpoint command errors go into the marker too --------------------------------------
+
+    def onecmd(self, line):
+        self._dgym_cmd = line.split()[0] if line.strip() else ""
+        try:
+            return super().onecmd(line)
+        finally:
+            self._dgym_cmd = ""
+
+    def error(self, msg):
+        if self._dgym_cmd in _BP_COMMANDS:
+            _PENDING_ERRORS.append(str(msg))
+        super().error(msg)
+
+    # -- leaving ---------------------------------------------------------------------------------
+
+    def do_quit(self, arg):
+        global _QUIT
+        _QUIT = _QUIT or not self._dgym_nested  # q in `debug` only leaves the inner debugger
+        ret = super().do_quit(arg)
+        if _MODE == "pytest" and self is _ACTIVE:
+            # Stop the whole session (as pytest's own wrapper does for its debugger instances);
+            # a bare BdbQuit would only fail the current test and let pytest go on.
+            from _pytest import outcomes
+            outcomes.exit("Quitting debugger")
+        return ret
+
+    do_q = do_exit = do_quit
+
+    def do_run(self, arg):
+        # pdb would re-run the program in this process; here it ends, and the host (told by
+        # "restart": true in the exit marker) spawns a fresh one.
+        global _RESTART
+        _RESTART = _RESTART or not self._dgym_nested
+        return self.do_quit(arg)
+
+    do_restart = do_run
+
+    def do_EOF(self, arg):
+        global _QUIT
+        _QUIT = _QUIT or not self._dgym_nested
+        return super().do_EOF(arg)
+
+    def do_debug(self, arg):
+        # pdb's own do_debug builds a plain pdb.Pdb, whose prompt would carry no marker.
+        sys.settrace(None)
+        p = DgymPdb(self.completekey, self.stdin, self.stdout)
+        p._dgym_base_prompt = "(%s) " % self._dgym_base_prompt.strip()
+        p._dgym_nested = True
+        self.message("ENTERING RECURSIVE DEBUGGER")
+        try:
+            sys.call_tracing(p.run, (arg, self.curframe.f_globals, self.curframe_locals))
+        except Exception:
+            self._error_exc()
+        self.message("LEAVING RECURSIVE DEBUGGER")
+        sys.settrace(self.trace_dispatch)
+        self.lastcmd = p.lastcmd
+
+    # `help <command>` reads these docstrings
+    for _name in ("do_jump", "do_quit", "do_EOF", "do_debug", "do_run"):
+        locals()[_name].__doc__ = getattr(pdb.Pdb, _name).__doc__
+    del _name
+
+
+def _set_trace(*, header=None):
+    """pdb.set_trace()/breakpoint() in the program: stop in the running debugger."""
+    dbg = _ACTIVE if (_ACTIVE is not None and not _ACTIVE.quitting) else DgymPdb()
+    if header is not None:
+        dbg.message(header)
+    dbg.set_trace(sys._getframe().f_back)
+
+
+# --- start-up ------------------------------------------------------------------------------------
+
+def _code_lines(path):
+    """Every line number that holds code in the file (or None if it does not compile)."""
+    try:
+        with io.open_code(path) as f:
+            code = compile(f.read(), path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OSError):
+        return None
+    lines, todo = set(), [code]
+    while todo:
+        co = todo.pop()
+        lines.update(line for _, _, line in co.co_lines() if line)
+        todo.extend(c for c in co.co_consts if isinstance(c, types.CodeType))
+    return lines
+
+
+def _syntax_error(expr):
+    try:
+        compile(expr, "<condition>", "eval")
+    except SyntaxError as e:
+        return e.msg
+    return None
+
+
+def _restore_breakpoints(dbg, specs):
+    """Set the host's breakpoints in list order. The i-th entry always gets number i+1 (relative
+    to the first free number): a failed one leaves its number unused and an error in the marker."""
+    if not isinstance(specs, list):
+        _PENDING_ERRORS.append("breakpoints: expected a JSON list")
+        return
+    for spec in specs:
+        err = None
+        try:
+            file, line, cond = spec["file"], int(spec["line"]), spec.get("cond") or None
+            path = os.path.abspath(os.path.join(_ROOT, file))
+            lines = _code_lines(path) if os.path.isfile(path) else None
+            if not os.path.isfile(path):
+                err = f"{file}:{line}: no such file"
+            elif lines is not None and line not in lines:
+                err = f"{file}:{line}: no code on that line"
+            elif cond is not None and (msg := _syntax_error(cond)):
+                err = f"{file}:{line}: bad condition {cond!r}: {msg}"
+            else:
+                err = dbg.set_break(path, line, bool(spec.get("temporary")), cond)
+                if err is None:
+                    bp = bdb.Breakpoint.bpbynumber[-1]
+                    if spec.get("enabled") is not None and not spec["enabled"]:
+                        bp.disable()
+                    bp.ignore = max(0, int(spec.get("ignore") or 0))
+        except Exception as e:
+            err = f"bad breakpoint {spec!r}: {type(e).__name__}: {e}"
+        if err is not None:
+            _PENDING_ERRORS.append(err)
+            bdb.Breakpoint.next += 1            # keep numbers aligned with list positions
+            bdb.Breakpoint.bpbynumber.append(None)
+
+
+READY = "\x1b_dgym:ready\x1b\\"
+
+
+def _setup_terminal():
+    """Line editing and echo off on the pty, signals kept: commands and the handshake arrive
+    unechoed and unlimited in length (canonical mode cuts lines at 4095 bytes), and Ctrl-C
+    still becomes SIGINT. Then tell the host it may send the handshake."""
+    try:
+        import termios
+
+        fd = sys.__stdin__.fileno()
+        attrs = termios.tcgetattr(fd)
+        attrs[3] &= ~(termios.ICANON | termios.ECHO)
+        attrs[6][termios.VMIN], attrs[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    except (ImportError, OSError, ValueError):
+        pass  # not a terminal (pipes in tests): nothing to change
+    _write_raw(READY + "\n")
+
+
+def _handshake():
+    """Line 1: the nonce. Line 2: the breakpoints (JSON). Returns the breakpoint list."""
+    global _NONCE
+    nonce = sys.stdin.readline().strip()
+    if not re.fullmatch(r"[0-9a-fA-F]{16,64}", nonce):
+        sys.stderr.write("dgym: bad handshake (no nonce on the first line)\n")
+        sys.exit(2)
+    _NONCE = nonce
+    raw = sys.stdin.readline().strip()
+    try:
+        return json.loads(raw) if raw else []
+    except ValueError as e:
+        _PENDING_ERRORS.append(f"breakpoints: bad JSON: {e}")
+        return []
+
+
+def _cannot_run(what, why):
+    print(f"dgym: cannot run {what}: {why}", flush=True)
+    _emit_exit(2)
+    sys.exit(2)
+
+
+def _exit_status(exc):
+    """What the interpreter would exit with for this SystemExit (printing a message like it)."""
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return int(code)
+    _flush_program_output()
+    print(code, file=sys.stderr, flush=True)
+    return 1
+
+
+def _set_path0(directory):
+    """sys.path[0] is this shim's folder: make it the program's, as python would (unless -P)."""
+    if not sys.flags.safe_path:
+        sys.path[0] = directory
+
+
+def _load_script(path):
+    try:
+        with io.open_code(path) as f:
+            source = f.read()
+    except FileNotFoundError:
+        _cannot_run(repr(path), "No such file")
+    except IsADirectoryError:
+        _cannot_run(repr(path), "Is a directory")
+    except OSError as e:
+        _cannot_run(repr(path), e.strerror or str(e))
+    full = os.path.abspath(path)
+    try:
+        code = compile(source, full, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        _cannot_run(repr(path), f"{type(e).__name__}: {e.msg} (line {e.lineno})")
+    except (ValueError, UnicodeError) as e:
+        _cannot_run(repr(path), f"{type(e).__name__}: {e}")
+    sys.argv[:] = [path] + sys.argv[2:]
+    _set_path0(os.path.dirname(os.path.realpath(full)))
+    namespace = {"__name__": "__main__", "__file__": full, "__builtins__": __builtins__,
+                 "__spec__": None, "__package__": None}
+    return code, namespace
+
+
+def _load_module(name, args):
+    import runpy
+    _set_path0(_ROOT)  # as `python -m` does
+    try:
+        _, spec, code = runpy._get_module_details(name)
+    except BaseException as e:  # ImportError, SyntaxError, or an error importing the parents
+        msg = str(e) if isinstance(e, ImportError) else f"{type(e).__name__}: {e}"
+        _cannot_run(f"module {name!r}", msg)
+    sys.argv[:] = [code.co_filename] + args
+    namespace = {"__name__": "__main__", "__file__": code.co_filename,
+                 "__package__": spec.parent, "__loader__": spec.loader, "__spec__": spec,
+                 "__builtins__": __builtins__}
+    return code, namespace
+
+
+def _run_program(dbg, code, namespace):
+    """Run the program under dbg (stopping at its first line); never returns."""
+    import __main__
+    # The program runs as __main__ (pickle, `if __name__`...). Like pdb, we reuse the original
+    # __main__ module; this module was imported separately so its globals survive the clear.
+    __main__.__dict__.clear()
+    __main__.__dict__.update(namespace)
+    dbg.mainpyfile = dbg.canonic(code.co_filename)
+    dbg._wait_for_mainpyfile = True
+    dbg._user_requested_quit = False
+    try:
+        dbg.run(code, __main__.__dict__)
+    except SystemExit as e:
+        status = _exit_status(e)
+        _emit_exit(status)
+        sys.exit(status)
+    except BaseException as e:
+        sys.settrace(None)
+        tb = e.__traceback__
+        while tb is not None and _is_hidden(tb.tb_frame):
+            tb = tb.tb_next
+        tb = tb or e.__traceback__
+        e.__traceback__ = tb
+        _flush_program_output()
+        traceback.print_exception(type(e), e, tb, file=sys.stdout)
+        sys.stdout.flush()
+        dbg.reset()
+        dbg._dgym_exc = e
+        dbg.interaction(None, e if sys.version_info >= (3, 13) else tb)
+        _emit_exit(None if _RESTART else 1)
+        sys.exit(1)
+    if _QUIT:
+        _emit_exit(None)
+        sys.exit(0)
+    _emit_exit(0)
+    sys.exit(0)
+
+
+_PYTEST_FRAME = None
+
+
+def _arm_pytest_tracer():
+    """Trace as if `continue` had been typed: stop only at breakpoints. The stop frame is the
+    (untraced) frame that calls pytest.main, with stoplineno -1, so stop_here() is never true."""
+    _ACTIVE.quitting = False
+    _ACTIVE._set_stopinfo(_PYTEST_FRAME, None, -1)
+    sys.settrace(_ACTIVE.trace_dispatch)
+
+
+def _run_pytest(dbg, args):
+    global _MODE
+    _MODE = "pytest"
+    _set_path0(_ROOT)  # as `python -m pytest` does
+    try:
+        import pytest
+        import _pytest
+        import pluggy
+    except ImportError as e:
+        _cannot_run("pytest", str(e))
+    for mod in (pytest, _pytest, pluggy):
+        _HIDDEN_DIRS.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+    _hidden_cache.clear()
+    sys.argv[:] = ["pytest"] + args
+    argv = ["-s", "-p", "no:cacheprovider", "--pdb", "--pdbcls=dgym_pdb:DgymPdb"] + args
+    dbg.reset()
+    global _PYTEST_FRAME
+    _PYTEST_FRAME = sys._getframe()
+    if dbg.breaks:
+        _arm_pytest_tracer()
+    try:
+        status = pytest.main(argv)
+    except SystemExit as e:
+        status = _exit_status(e)
+    finally:
+        sys.settrace(None)
+        dbg.quitting = True
+    status = int(status)
+    _emit_exit(None if _QUIT else status)
+    sys.exit(status)
+
+
+USAGE = "usage: dgym_pdb.py script.py [args...] | -m module [args...] | --pytest [args...]"
+
+
+def main():
+    global _ACTIVE, _MODE
+    # No colour anywhere (3.13 tracebacks, pytest); set before anything prints.
+    os.environ["PYTHON_COLORS"] = "0"
+    os.environ["NO_COLOR"] = "1"
+    os.environ.pop("FORCE_COLOR", None)
+    _setup_terminal()
+    specs = _handshake()
+    # The program reads an empty stdin (input() gets EOF at once): the terminal carries pdb
+    # commands, and a program waiting on it would swallow them.
+    sys.stdin = open(os.devnull)
+
+    dbg = _ACTIVE = DgymPdb()
+    pdb.set_trace = _set_trace  # breakpoint() goes through sys.breakpointhook -> pdb.set_trace
+    _restore_breakpoints(dbg, specs)
+
+    args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help") or (args[0] == "-m" and len(args) < 2):
+        print("dgym: " + USAGE, flush=True)
+        _emit_exit(2)
+        sys.exit(2)
+    if args[0] == "--pytest":
+        _run_pytest(dbg, args[1:])
+    dbg._dgym_started = False  # the first stop is "start"
+    if args[0] == "-m":
+        _MODE = "module"
+        code, namespace = _load_module(args[1], args[2:])
+    else:
+        code, namespace = _load_script(args[0])
+    _run_program(dbg, code, namespace)
+
+
+if __name__ == "__main__":
+    # Like `python -m pdb`, which does `import pdb; pdb.main()`: run from a separately imported
+    # module, because the program's namespace replaces __main__'s, and pytest (--pdbcls) finds
+    # the class as dgym_pdb.DgymPdb. Loaded by path so it works whatever sys.path holds.
+    # No __pycache__ is written into the box (it may be read-only, and it is not the repo's).
+    import importlib.util
+    _spec = importlib.util.spec_from_file_location("dgym_pdb", os.path.abspath(__file__))
+    _mod = importlib.util.module_from_spec(_spec)
+    sys.modules["dgym_pdb"] = _mod
+    _saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        _spec.loader.exec_module(_mod)
+    finally:
+        sys.dont_write_bytecode = _saved
+    _mod.main()
