@@ -25,7 +25,7 @@ import pexpect.fdpexpect
 from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Channel,
                                    DirEntry, ExecResult, OutputCap, Sandbox)
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
-from dgym_tui.sandbox.repo_copy import SANDBOX_UID, collect_files, tar_bytes
+from dgym_tui.sandbox.repo_copy import SANDBOX_UID, collect_files, tar_stream
 
 DEFAULT_IMAGE = "dgym-tui-sandbox:latest"
 LABEL_APP = "dgym-tui.app"
@@ -71,7 +71,7 @@ def reap_orphans(client) -> list[str]:
         labels = c.labels
         owner_gone = (labels.get("dgym-tui.owner-host") == host
                       and not _pid_alive(int(labels.get("dgym-tui.owner-pid", "0") or 0)))
-        if owner_gone or c.status in ("exited", "dead", "created"):
+        if owner_gone:
             try:
                 c.remove(force=True)
                 removed.append(c.name)
@@ -132,19 +132,20 @@ class DockerSandbox(Sandbox):
             self.client.images.get(self.image)
         except docker.errors.ImageNotFound:
             raise SandboxError(image_missing_message(self.image)) from None
-        reap_orphans(self.client)
-        # Pack the repo while the engine creates the container.
-        packed: dict = {}
+        # Clearing up after crashed runs overlaps with this start (joined before it returns).
+        reaper = threading.Thread(target=reap_orphans, args=(self.client,), daemon=True)
+        reaper.start()
+        # List the repo's files while the engine creates the container.
+        listed: dict = {}
 
-        def pack():
+        def collect():
             try:
-                files = collect_files(self.repo, self.size_limit)
-                packed["files"], packed["tar"] = files, tar_bytes(files, uid=SANDBOX_UID)
-            except Exception as e:  # reported on the calling thread below
-                packed["error"] = e
+                listed["files"] = collect_files(self.repo, self.size_limit)
+            except Exception as e:  # re-raised on the calling thread below
+                listed["error"] = e
 
-        packer = threading.Thread(target=pack, daemon=True)
-        packer.start()
+        collector = threading.Thread(target=collect, daemon=True)
+        collector.start()
         self.session_id = uuid.uuid4().hex[:12]
         self.container = self.client.containers.create(
             self.image,
@@ -167,14 +168,16 @@ class DockerSandbox(Sandbox):
         )
         _live.add(self)
         try:
-            packer.join()
-            if "error" in packed:
-                raise packed["error"]
-            self.skipped = packed["files"].skipped
-            self.container.put_archive(WORKSPACE, packed["tar"])
-            self.container.put_archive("/dgym", _box_tar())
+            collector.join()
+            if "error" in listed:
+                raise listed["error"]
+            self.skipped = listed["files"].skipped
+            # One upload: the repo into /workspace and the in-box helpers into /dgym/box.
+            self.container.put_archive("/", tar_stream(listed["files"], prefix=WORKSPACE.lstrip("/"),
+                                                       uid=SANDBOX_UID, extra=(("dgym/box", BOX_SOURCE),)))
             self.container.start()
             self.init_repo()
+            reaper.join()
         except BaseException:
             self.close()
             raise
@@ -304,20 +307,6 @@ class DockerSandbox(Sandbox):
             return self.container.status == "running"
         except Exception:
             return False
-
-
-def _box_tar() -> bytes:
-    """The in-box helpers (sandbox/box) as a tar rooted at box/, readable by the sandbox user."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        def owned(info: tarfile.TarInfo):
-            if "__pycache__" in info.name:
-                return None
-            info.uid = info.gid = SANDBOX_UID
-            return info
-
-        tar.add(BOX_SOURCE, arcname="box", filter=owned)
-    return buf.getvalue()
 
 
 @atexit.register

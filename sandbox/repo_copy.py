@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import io
 import os
+import queue
 import stat
 import subprocess
 import tarfile
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,9 +135,19 @@ def _biggest_dirs(sizes: dict[str, int], depth: int = 2, count: int = 3) -> str:
     return ", ".join(f"{d} ({s / 2**20:.0f} MB)" for d, s in top) or "(files at the top level)"
 
 
-def write_tar(files: RepoFiles, fileobj, prefix: str = "", uid: int = SANDBOX_UID) -> None:
-    """Write files (and in-repo symlinks) as a tar stream owned by uid, under prefix/."""
+def write_tar(files: RepoFiles, fileobj, prefix: str = "", uid: int = SANDBOX_UID,
+              extra: tuple[tuple[str, Path], ...] = ()) -> None:
+    """Write files (and in-repo symlinks) as a tar stream owned by uid, under prefix/; `extra`
+    adds whole folders (arcname, path) to the same archive, minus __pycache__."""
     with tarfile.open(fileobj=fileobj, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        def owned(info: tarfile.TarInfo):
+            if "__pycache__" in info.name:
+                return None
+            info.uid = info.gid = uid
+            return info
+
+        for arcname, path in extra:
+            tar.add(path, arcname=arcname, filter=owned)
         dirs_done: set[str] = set()
 
         def add_dirs(rel: str) -> None:
@@ -163,10 +176,46 @@ def write_tar(files: RepoFiles, fileobj, prefix: str = "", uid: int = SANDBOX_UI
             tar.addfile(info)
 
 
-def tar_bytes(files: RepoFiles, prefix: str = "", uid: int = SANDBOX_UID) -> bytes:
-    buf = io.BytesIO()
-    write_tar(files, buf, prefix, uid)
-    return buf.getvalue()
+class _ChunkWriter:
+    """A write-only file that hands 256 KB chunks to a queue (for a streaming upload)."""
+
+    def __init__(self, out: "queue.Queue[bytes | None]", size: int = 256 * 1024):
+        self.out, self.size, self.buf = out, size, bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.buf += data
+        if len(self.buf) >= self.size:
+            self.out.put(bytes(self.buf))
+            self.buf.clear()
+        return len(data)
+
+    def close(self) -> None:
+        if self.buf:
+            self.out.put(bytes(self.buf))
+        self.out.put(None)
+
+
+def tar_stream(files: RepoFiles, prefix: str = "", uid: int = SANDBOX_UID,
+               extra: tuple[tuple[str, Path], ...] = ()) -> Iterator[bytes]:
+    """The tar as chunks produced on a thread while the consumer sends them: packing and
+    uploading overlap instead of one waiting for the other."""
+    chunks: queue.Queue = queue.Queue(maxsize=64)
+    failure: list[BaseException] = []
+
+    def produce():
+        writer = _ChunkWriter(chunks)
+        try:
+            write_tar(files, writer, prefix, uid, extra)
+        except BaseException as e:  # re-raised on the consuming side
+            failure.append(e)
+        finally:
+            writer.close()
+
+    threading.Thread(target=produce, daemon=True, name="tar-stream").start()
+    while (chunk := chunks.get()) is not None:
+        yield chunk
+    if failure:
+        raise failure[0]
 
 
 def _join(prefix: str, rel: str) -> str:
