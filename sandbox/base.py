@@ -40,15 +40,16 @@ class ExecResult:
 
 
 class OutputCap:
-    """Keeps the first `limit` bytes of a stream and counts the rest, so memory stays bounded."""
+    """Keeps the first `limit` units (bytes, or characters of text) of a stream and counts the
+    rest, so a flood of output costs no memory; text() ends with a visible truncation marker."""
 
     def __init__(self, limit: int):
         self.limit = limit
-        self.parts: list[bytes] = []
+        self.parts: list = []
         self.kept = 0
         self.dropped = 0
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | str) -> None:
         room = self.limit - self.kept
         if room > 0:
             self.parts.append(chunk[:room])
@@ -56,9 +57,11 @@ class OutputCap:
         self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
-        out = b"".join(self.parts).decode("utf-8", errors="replace")
+        parts = [p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in self.parts]
+        out = "".join(parts)
         if self.dropped:
-            out += f"\n[... output truncated: {self.dropped} more bytes not shown ...]\n"
+            unit = "bytes" if self.parts and isinstance(self.parts[0], bytes) else "characters"
+            out += f"\n[... output truncated: {self.dropped} more {unit} not shown ...]\n"
         return out
 
 

@@ -23,6 +23,7 @@ from dgym_tui.core.entrypoint import Entrypoint
 from dgym_tui.core.events import (BREAKPOINTS, HUMAN, INTERRUPTED, PDB_INPUT, PDB_OUTPUT,
                                   PROGRAM_EXIT, PROGRAM_START, STOP, EventBus)
 from dgym_tui.sandbox import Sandbox, SandboxError, SandboxGone
+from dgym_tui.sandbox.base import OutputCap
 
 PROMPT = "(Pdb) "
 READY = "\x1b_dgym:ready\x1b\\"  # the shim's first line: its terminal is ready
@@ -49,26 +50,6 @@ class PdbResult:
     def error(self) -> str | None:
         """pdb's own error line ('*** ...'), if the command failed."""
         return next((ln for ln in self.output.splitlines() if ln.startswith("*** ")), None)
-
-
-class _TextCap:
-    """Keeps the first `limit` characters, counts the rest: a flood of output costs no memory."""
-
-    def __init__(self, limit: int):
-        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
-
-    def feed(self, text: str) -> None:
-        room = self.limit - self.kept
-        if room > 0:
-            self.parts.append(text[:room])
-            self.kept += min(room, len(text))
-        self.dropped += max(0, len(text) - max(room, 0))
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        if self.dropped:
-            out += f"\n[... output truncated: {self.dropped} more characters not shown ...]\n"
-        return out
 
 
 class _Timeout(Exception):
@@ -170,7 +151,7 @@ class Debugger:
 
     def _finish(self, actor: str, cap_limit: int, timeout: float, command: str | None) -> PdbResult:
         """Read up to the next prompt, interrupting (then killing) a command that overruns."""
-        cap = _TextCap(cap_limit)
+        cap = OutputCap(cap_limit)
         interrupted = False
         try:
             try:
@@ -199,7 +180,7 @@ class Debugger:
         self._apply_status(status, actor, result)
         return result
 
-    def _kill_and_restart(self, actor: str, cap: _TextCap, timeout: float) -> PdbResult:
+    def _kill_and_restart(self, actor: str, cap: OutputCap, timeout: float) -> PdbResult:
         output = _clean(cap.text(), None)
         if output:
             self.events.emit(PDB_OUTPUT, actor, text=output, truncated=cap.dropped > 0)
@@ -229,7 +210,7 @@ class Debugger:
         if status.get("reason") != "command" or _where(previous) != _where(status):
             self.events.emit(STOP, actor, **status)
 
-    def _read_to_marker(self, cap: _TextCap, deadline: float) -> dict:
+    def _read_to_marker(self, cap: OutputCap, deadline: float) -> dict:
         """Feed program/pdb output to `cap` until our marker and the prompt after it arrive."""
         child = self.channel.child
         while True:
@@ -264,7 +245,7 @@ class Debugger:
                 self._pending = ""
                 raise _Ended() from None
 
-    def _flush_safe(self, cap: _TextCap) -> None:
+    def _flush_safe(self, cap: OutputCap) -> None:
         """Move output that cannot be the start of our marker into cap; keep a possible start."""
         start = self._pending.rfind("\x1b_dgym:")
         if start == -1:
