@@ -1,0 +1,128 @@
+"""Small modal screens: confirm, prompt for a value, show a full value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+MODAL_CSS = """
+.dialog { width: 70; max-width: 90%; height: auto; max-height: 90%; padding: 1 2;
+          border: thick $primary; background: $surface; }
+.dialog .title { text-style: bold; margin-bottom: 1; width: 1fr; }
+.dialog .buttons { height: auto; margin-top: 1; align-horizontal: right; }
+.dialog .buttons Button { margin-left: 2; }
+.dialog .hint { color: $text-muted; margin-top: 1; }
+"""
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes or no; y/n/escape work from the keyboard."""
+
+    DEFAULT_CSS = MODAL_CSS + "ConfirmScreen { align: center middle; }"
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, message: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__()
+        self.message, self.yes, self.no = message, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Content(self.message), classes="title")
+            with Horizontal(classes="buttons"):
+                yield Button(self.no, id="no")
+                yield Button(self.yes, id="yes", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Ask for one line of text (a condition, a line number, an entrypoint). None if cancelled."""
+
+    DEFAULT_CSS = MODAL_CSS + "PromptScreen { align: center middle; }"
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "",
+                 validate: Callable[[str], str | None] | None = None) -> None:
+        super().__init__()
+        self.title_text, self.value, self.placeholder, self.hint = title, value, placeholder, hint
+        self.check = validate  # returns an error message, or None when the value is fine
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Content(self.title_text), classes="title")
+            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Label(Content(self.hint or "Enter to accept, Escape to cancel"), classes="hint", id="prompt-hint")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        value = event.value.strip()
+        error = self.check(value) if self.check else None
+        if error:
+            self.query_one("#prompt-hint", Label).update(Content.from_markup("[$error]$e[/]", e=error))
+            return
+        self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ValueScreen(ModalScreen[None]):
+    """A variable's full value: its short repr at once, then `pp` of it from the session."""
+
+    DEFAULT_CSS = MODAL_CSS + """
+    ValueScreen { align: center middle; }
+    ValueScreen .dialog { width: 90%; height: 80%; }
+    ValueScreen VerticalScroll { height: 1fr; background: $panel; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape,q,enter", "close", "Close")]
+
+    def __init__(self, name: str, value: str, loader: Callable[[], str] | None = None) -> None:
+        super().__init__()
+        self.var_name, self.value, self.loader = name, value, loader
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Content(self.var_name), classes="title")
+            with VerticalScroll(can_focus=True):
+                yield Static(Content(self.value), id="value-text")
+            yield Label("evaluating with pp…" if self.loader else "Escape to close", classes="hint", id="value-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+        if self.loader:
+            self._load()
+
+    @work(thread=True)
+    def _load(self) -> None:
+        try:
+            text = self.loader()
+        except Exception as e:  # the session may be busy or gone; the short repr stays
+            text, hint = None, f"could not evaluate: {e}"
+        else:
+            hint = "full value (pp) — Escape to close"
+        self.app.call_from_thread(self._show, text, hint)
+
+    def _show(self, text: str | None, hint: str) -> None:
+        if text is not None:
+            self.query_one("#value-text", Static).update(Content(text.rstrip("\n")))
+        self.query_one("#value-hint", Label).update(hint)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

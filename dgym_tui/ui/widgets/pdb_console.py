@@ -1,0 +1,173 @@
+"""The pdb console: every command from either actor with its output, and an input line.
+
+The log is written from session events (not from local echo), so the agent's commands appear
+exactly like the person's, with an actor prefix in the actor's colour.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from rich.text import Text
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, RichLog
+
+PDB_COMMANDS = sorted({
+    "args", "break", "bt", "clear", "commands", "condition", "continue", "cont", "debug", "disable",
+    "display", "down", "enable", "exit", "help", "ignore", "interact", "jump", "list", "ll",
+    "longlist", "next", "pp", "quit", "restart", "return", "retval", "run", "source", "step",
+    "tbreak", "undisplay", "until", "up", "whatis", "where",
+})
+HISTORY_LIMIT = 500
+
+
+def complete(text: str, names: list[str]) -> tuple[str, list[str]]:
+    """Complete the last word: pdb commands for the first word, else the given names.
+    Returns the new text (longest common prefix) and the candidates."""
+    head, sep, word = text.rpartition(" ")
+    vocabulary = names if sep else PDB_COMMANDS
+    candidates = sorted({c for c in vocabulary if c.startswith(word)})
+    if not candidates:
+        return text, []
+    prefix = candidates[0]
+    for c in candidates[1:]:
+        while not c.startswith(prefix):
+            prefix = prefix[:-1]
+    if len(candidates) == 1:
+        prefix += "" if sep else " "
+    return f"{head}{sep}{prefix}", candidates
+
+
+class PdbInput(Input):
+    """An Input with pdb-style history (up/down) and tab completion."""
+
+    BINDINGS = [
+        Binding("up", "history(-1)", "Previous command", show=False),
+        Binding("down", "history(1)", "Next command", show=False),
+        Binding("tab", "complete", "Complete", show=False),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.history: list[str] = []
+        self._index = 0
+        self.names: list[str] = []  # completion vocabulary after the first word (the locals)
+
+    def remember(self, command: str) -> None:
+        if command and (not self.history or self.history[-1] != command):
+            self.history.append(command)
+            del self.history[:-HISTORY_LIMIT]
+        self._index = len(self.history)
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        self._index = max(0, min(len(self.history), self._index + step))
+        self.value = self.history[self._index] if self._index < len(self.history) else ""
+        self.cursor_position = len(self.value)
+
+    def action_complete(self) -> None:
+        if not self.value or self.cursor_position != len(self.value):
+            raise SkipAction()  # nothing to complete: let tab move the focus
+        value, candidates = complete(self.value, self.names)
+        if not candidates:
+            return
+        if value != self.value:
+            self.value = value
+            self.cursor_position = len(value)
+        elif len(candidates) > 1:
+            self.post_message(PdbConsole.Candidates(candidates))
+
+
+class PdbConsole(Vertical):
+    class CommandSubmitted(Message):
+        def __init__(self, command: str) -> None:
+            super().__init__()
+            self.command = command
+
+    class Candidates(Message):
+        def __init__(self, candidates: list[str]) -> None:
+            super().__init__()
+            self.candidates = candidates
+
+    BINDINGS = [Binding("escape", "leave", "Back to source", show=False)]
+    MAX_LINES = 5000
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        # what was written, so a theme switch can repaint it in the new colours
+        self._entries: deque[tuple[str, str, str]] = deque(maxlen=self.MAX_LINES)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._repaint())
+
+    def compose(self) -> ComposeResult:
+        yield RichLog(id="pdb-log", wrap=True, markup=False, highlight=False, max_lines=self.MAX_LINES)
+        yield PdbInput(id="pdb-input", placeholder="pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)")
+
+    @property
+    def log_widget(self) -> RichLog:
+        return self.query_one("#pdb-log", RichLog)
+
+    @property
+    def input(self) -> PdbInput:
+        return self.query_one(PdbInput)
+
+    def _color(self, name: str, fallback: str) -> str:
+        return self.app.theme_variables.get(name, fallback)
+
+    def show_input(self, actor: str, command: str) -> None:
+        self._add("input", actor, command)
+
+    def show_output(self, text: str) -> None:
+        for raw in text.rstrip("\n").split("\n"):
+            self._add("output", "", raw)
+
+    def show_note(self, text: str, kind: str = "muted") -> None:
+        self._add("note", kind, text)
+
+    def _add(self, kind: str, extra: str, text: str) -> None:
+        self._entries.append((kind, extra, text))
+        self.log_widget.write(self._line_for(kind, extra, text))
+
+    def _line_for(self, kind: str, extra: str, text: str) -> Text:
+        if kind == "input":  # extra: the actor
+            color = {"human": "primary", "agent": "secondary"}.get(extra, "text-muted")
+            line = Text(f"{extra}> ", style=f"bold {self._color(color, 'cyan')}")
+            line.append(text, style="bold")
+            return line
+        if kind == "note":  # extra: muted | error | success | warning
+            color = {"muted": "text-muted"}.get(extra, extra)
+            return Text(text, style=f"italic {self._color(color, 'grey50')}")
+        return Text(text, style=self._color("error", "red") if text.startswith("***") else "")
+
+    def _repaint(self) -> None:
+        log = self.log_widget
+        log.clear()
+        for entry in self._entries:
+            log.write(self._line_for(*entry))
+
+    def set_busy(self, busy: bool) -> None:
+        self.input.placeholder = ("running… (ctrl+c interrupts)" if busy else
+                                  "pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        command = event.value.strip()
+        if not command:
+            # pdb repeats the last command on an empty line; so do we
+            command = self.input.history[-1] if self.input.history else ""
+        self.input.remember(command)
+        self.input.value = ""
+        if command:
+            self.post_message(self.CommandSubmitted(command))
+
+    def on_pdb_console_candidates(self, event: Candidates) -> None:
+        self.show_note("  ".join(event.candidates[:40]))
+
+    def action_leave(self) -> None:
+        self.screen.action_focus_pane("source")

@@ -1,0 +1,56 @@
+"""The call stack at the current stop, innermost frame first; selecting a frame moves pdb to it."""
+
+from __future__ import annotations
+
+import posixpath
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+
+class StackPane(OptionList):
+    class FrameSelected(Message):
+        """The person picked a frame: `index` counts in the status's stack (outermost = 0)."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.frames: list[dict] = []
+        self.frame_index = 0
+        self._status: dict | None = None
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show_status(self._status))
+
+    def show_status(self, status: dict | None) -> None:
+        self._status = status
+        status = status or {}
+        self.frames = list(status.get("stack") or [])
+        self.frame_index = status.get("frame_index", len(self.frames) - 1)
+        accent = self.app.theme_variables.get("accent", "yellow")
+        options = []
+        # pdb lists the outermost frame first; people read stacks innermost first
+        for index in reversed(range(len(self.frames))):
+            frame = self.frames[index]
+            current = index == self.frame_index
+            label = Text()  # (a style given to Text() would spread to everything appended)
+            label.append("▶ " if current else "  ", style=f"bold {accent}")
+            label.append(frame.get("function", "?"), style="bold" if current else "")
+            where = f"{posixpath.basename(frame.get('file', '?'))}:{frame.get('line', '?')}"
+            label.append(f"  {where}", style="dim")
+            options.append(Option(label, id=str(index)))
+        self.clear_options()
+        self.add_options(options)
+        if self.frames:
+            self.highlighted = len(self.frames) - 1 - self.frame_index
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        index = int(event.option.id)
+        if index != self.frame_index:
+            self.post_message(self.FrameSelected(index))

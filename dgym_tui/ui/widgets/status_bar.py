@@ -1,0 +1,88 @@
+"""The one-line status bar: where the code runs, what runs, what the debugger is doing, the agent."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class StatusBar(Horizontal):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text; }
+    StatusBar Label { padding: 0 1; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    StatusBar #sb-isolation { background: $error; color: $text; text-style: bold; display: none; }
+    StatusBar #sb-isolation.-shown { display: block; }
+    StatusBar #sb-state { width: 1fr; }
+    StatusBar #sb-state.-error { color: $error; text-style: bold; }
+    StatusBar #sb-state.-stopped { color: $accent; }
+    StatusBar .agent { color: $text-muted; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._progress: str | None = None
+        self._state: tuple[str, str] = ("starting…", "")
+        self._frame = 0
+        self._timer = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("sandbox: …", id="sb-sandbox")
+        yield Label("NOT ISOLATED", id="sb-isolation")
+        yield Label("", id="sb-entry")
+        yield Label("starting…", id="sb-state")
+        yield Label("agent: off", id="sb-agent", classes="agent")
+        yield Label("model: –", id="sb-model", classes="agent")
+        yield Label("tokens: 0", id="sb-tokens", classes="agent")
+        yield Label("cost: $0.00", id="sb-cost", classes="agent")
+
+    def set_sandbox(self, kind: str, description: str, isolated: bool) -> None:
+        # docker shows its image; local says only "local": its temp path means nothing to the person
+        self.query_one("#sb-sandbox", Label).update(description if kind == "docker" else kind)
+        self.query_one("#sb-isolation", Label).set_class(not isolated, "-shown")
+
+    def set_entrypoint(self, label: str) -> None:
+        self.query_one("#sb-entry", Label).update(f"▶ {label}" if label else "")
+
+    def set_state(self, text: str, kind: str = "") -> None:
+        """The debugger's state; ends any progress spinner."""
+        self._stop_spinner()
+        self._state = (text, kind)
+        state = self.query_one("#sb-state", Label)
+        state.update(text)
+        for name in ("error", "stopped", "running", "exited"):
+            state.set_class(name == kind, f"-{name}")
+
+    def set_progress(self, message: str) -> None:
+        """Long work under way (sandbox start, tests): an animated spinner and the message."""
+        self._progress = message
+        if self._timer is None:
+            self._timer = self.set_interval(0.1, self._spin)
+        self._spin()
+
+    def set_agent(self, mode: str = "off", model: str = "–", tokens: int = 0, cost: float | None = 0.0) -> None:
+        self.query_one("#sb-agent", Label).update(f"agent: {mode}")
+        self.query_one("#sb-model", Label).update(f"model: {model}")
+        self.query_one("#sb-tokens", Label).update(f"tokens: {tokens:,}")
+        self.query_one("#sb-cost", Label).update("cost: ?" if cost is None else f"cost: ${cost:.2f}")
+
+    def end_progress(self) -> None:
+        """Progress over (e.g. tests ran): show the debugger's state again."""
+        if self._progress is not None:
+            self.set_state(*self._state)
+
+    @property
+    def state_text(self) -> str:
+        return str(self.query_one("#sb-state", Label).content)
+
+    def _spin(self) -> None:
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self.query_one("#sb-state", Label).update(f"{SPINNER[self._frame]} {self._progress}")
+
+    def _stop_spinner(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._progress = None

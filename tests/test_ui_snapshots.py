@@ -1,0 +1,61 @@
+"""Snapshots of the main screen (both our themes, 80x24 and 160x50) and of the help screen.
+
+Deterministic state: a real local Session on a copy of the example named `shopcart` (so no temp
+path shows), entrypoint `python main.py`, stopped at its first line, the tree's top level listed,
+every worker finished. Update with `pytest --snapshot-update tests/test_ui_snapshots.py`.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from test_ui_support import EXAMPLE, wait_for
+
+from dgym_tui.core.session import Session
+from dgym_tui.ui.app import DgymApp
+from dgym_tui.ui.widgets.repo_tree import RepoTree
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("DGYM_TUI_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def session(tmp_path):
+    repo = tmp_path / "shopcart"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".benchmarks"))
+    s = Session(str(repo), sandbox="local", entrypoint="python main.py")
+    yield s
+    s.close()
+
+
+async def settled(pilot) -> None:
+    app = pilot.app
+    screen = app.main
+    await wait_for(pilot, lambda: app.session.state == "stopped", what="the first stop")
+    await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 1,
+                   what="main.py shown")
+    tree = screen.query_one(RepoTree)
+    await wait_for(pilot, lambda: len(tree.root.children) > 0, what="the tree")
+    await wait_for(pilot, lambda: screen.repo_files, what="the file list")
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.3)  # the source view's highlighting worker reports through a message
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("theme", ["dgym-dark", "dgym-light"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
+def test_main_screen(snap_compare, session, theme, size):
+    assert snap_compare(DgymApp(session, theme=theme), terminal_size=size, run_before=settled)
+
+
+def test_help_screen(snap_compare, session):
+    async def open_help(pilot):
+        await settled(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+
+    assert snap_compare(DgymApp(session, theme="dgym-dark"), terminal_size=(100, 40), run_before=open_help)
