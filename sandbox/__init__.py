@@ -6,20 +6,22 @@ answers and the image exists) and `LocalSandbox` (a temporary copy, NOT isolated
 
 from __future__ import annotations
 
-from dgym_tui.sandbox.base import Channel, DirEntry, ExecResult, Sandbox
+import importlib
+
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
-from dgym_tui.sandbox.local_sandbox import LocalSandbox
 
 __all__ = ["Channel", "DirEntry", "ExecResult", "Sandbox", "SandboxError", "SandboxGone",
            "LocalSandbox", "DockerSandbox", "choose_sandbox"]
 
+# Loaded on first use: the backends import pexpect, tarfile and the docker SDK, which the UI's
+# first frame does not need.
+_LAZY = {"Channel": "base", "DirEntry": "base", "ExecResult": "base", "Sandbox": "base",
+         "LocalSandbox": "local_sandbox", "DockerSandbox": "docker_sandbox"}
+
 
 def __getattr__(name):
-    # The Docker backend imports the docker SDK: loaded only when asked for.
-    if name == "DockerSandbox":
-        from dgym_tui.sandbox.docker_sandbox import DockerSandbox
-
-        return DockerSandbox
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"dgym_tui.sandbox.{_LAZY[name]}"), name)
     raise AttributeError(name)
 
 
@@ -31,6 +33,8 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
     docker: Docker or a SandboxError naming the fix; never a silent fallback.
     """
     from dgym_tui.sandbox.repo_copy import check_repo_path
+
+    from dgym_tui.sandbox.local_sandbox import LocalSandbox
 
     check_repo_path(repo)
     if kind == "local":

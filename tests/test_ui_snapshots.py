@@ -15,6 +15,7 @@ from test_ui_support import EXAMPLE, wait_for
 from dgym_tui.core.session import Session
 from dgym_tui.ui.app import DgymApp
 from dgym_tui.ui.widgets.repo_tree import RepoTree
+from dgym_tui.ui.widgets.transcript import Transcript
 
 
 @pytest.fixture(autouse=True)
@@ -37,12 +38,16 @@ async def settled(pilot) -> None:
     await wait_for(pilot, lambda: app.session.state == "stopped", what="the first stop")
     await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 1,
                    what="main.py shown")
+    await wait_for(pilot, lambda: screen.status is not None and screen._backlog is None,
+                   what="every pane updated for the stop")
     tree = screen.query_one(RepoTree)
     await wait_for(pilot, lambda: len(tree.root.children) > 0, what="the tree")
     await wait_for(pilot, lambda: screen.repo_files, what="the file list")
     await app.workers.wait_for_complete()
     await pilot.pause(0.3)  # the source view's highlighting worker reports through a message
     await app.workers.wait_for_complete()
+    transcript = screen.query_one(Transcript)
+    await wait_for(pilot, lambda: transcript.scroll_y >= transcript.max_scroll_y, what="the transcript at its end")
     await pilot.pause()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from dgym_tui.sandbox import SandboxError
+from dgym_tui.sandbox.errors import SandboxError
 
 PYTHONS = ("python", "python3")
 

@@ -12,11 +12,16 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from dgym_tui.core.breakpoints import BreakpointRegistry
-from dgym_tui.core.debugger import Debugger, PdbResult
 from dgym_tui.core.entrypoint import Entrypoint, detect_entrypoint, parse_entrypoint
 from dgym_tui.core.events import (ERROR, HUMAN, PROGRESS, SANDBOX_READY, SYSTEM, TESTS, EventBus)
-from dgym_tui.sandbox import Sandbox, SandboxError, SandboxGone, choose_sandbox
+from dgym_tui.sandbox.errors import SandboxError, SandboxGone
+
+if TYPE_CHECKING:  # the debugger and the backends load in start(), off the UI's first frame
+    from dgym_tui.core.debugger import Debugger, PdbResult
+    from dgym_tui.sandbox.base import Sandbox
 
 
 @dataclass
@@ -59,6 +64,9 @@ class Session:
             self._fail(str(e))
 
     def _start(self) -> None:
+        from dgym_tui.core.debugger import Debugger
+        from dgym_tui.sandbox import choose_sandbox
+
         if self.sandbox is None:
             self.events.emit(PROGRESS, message="choosing a sandbox…", step="sandbox")
             self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=self.image,
@@ -113,6 +121,8 @@ class Session:
         try:
             return self._track(debugger.send(command, actor))
         except SandboxGone as e:
+            from dgym_tui.core.debugger import PdbResult
+
             self._fail(str(e))
             return PdbResult(output=f"*** {e}\n", exited=True)
 
@@ -151,6 +161,8 @@ class Session:
     def run_to(self, file: str, line: int, actor: str = HUMAN) -> PdbResult:
         message = self.set_breakpoint(file, line, temporary=True, actor=actor)
         if message.startswith("***"):
+            from dgym_tui.core.debugger import PdbResult
+
             return PdbResult(output=message + "\n", status=self.status)
         return self.send("continue", actor)
 

@@ -17,19 +17,27 @@ from textual.theme import Theme
 
 from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
-from dgym_tui.ui.commands import DgymCommands
 from dgym_tui.ui.config import load_config, save_config
-from dgym_tui.ui.messages import SessionEvent
+from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
 
 CLOSE_TIMEOUT = 20.0  # seconds to wait for the sandbox to close before leaving anyway
+BUSY_DELAY = 0.15  # seconds a session call runs before the console says it is busy
+
+
+def _dgym_commands():
+    # The palette's provider, imported when the palette first opens (textual.command is slow
+    # to import and not needed for the first frame).
+    from dgym_tui.ui.commands import DgymCommands
+
+    return DgymCommands
 
 
 class DgymApp(App):
     CSS_PATH = APP_CSS
     TITLE = "dgym-tui"
-    COMMANDS = App.COMMANDS | {DgymCommands}
+    COMMANDS = App.COMMANDS | {_dgym_commands}
 
     def __init__(self, session, theme: str | None = None) -> None:
         super().__init__()
@@ -44,6 +52,10 @@ class DgymApp(App):
         self._queue_lock = threading.Lock()
         self._draining = False
         self._unsubscribe: Callable | None = None
+        self._events_lock = threading.Lock()
+        self._pending_events: list = []
+        self._events_posted = False
+        self._busy_timer = None
         self.closing = False
         self.closed = False
 
@@ -57,14 +69,26 @@ class DgymApp(App):
         """Called by the main screen after its first frame: listen, catch up, start the session."""
         # Subscribe first, then replay what already happened; the screen drops duplicates by seq.
         self._unsubscribe = self.session.events.subscribe(self._on_core_event)
-        for event in list(self.session.events.history):
-            self.main.post_message(SessionEvent(event))
+        self.main.post_message(SessionEvents(list(self.session.events.history)))
         if self.session.state == "starting" and getattr(self.session, "debugger", None) is None:
             self.submit(self.session.start)  # takes seconds: the queue runs it in a thread
 
     def _on_core_event(self, event) -> None:
-        # Called on whichever thread acted (a worker, the core's): post_message is thread-safe.
-        self.main.post_message(SessionEvent(event))
+        # Called on whichever thread acted (a worker, the core's). Events gather in a list and
+        # one message carries whatever has gathered by the time the UI thread takes it.
+        with self._events_lock:
+            self._pending_events.append(event)
+            if self._events_posted:
+                return
+            self._events_posted = True
+        self.main.post_message(SessionEvents([]))  # post_message is thread-safe
+
+    def take_events(self) -> list:
+        """The events gathered since the last call (UI thread)."""
+        with self._events_lock:
+            events, self._pending_events = self._pending_events, []
+            self._events_posted = False
+        return events
 
     def _save_theme(self, theme: Theme) -> None:
         try:
@@ -104,8 +128,16 @@ class DgymApp(App):
         self._from_thread(self._show_busy)
 
     def _show_busy(self) -> None:
-        if self.main.is_mounted:
-            self.main.console.set_busy(self._draining)
+        """Say "running…" only for calls that take a while: a quick step repaints nothing."""
+        if self._busy_timer is not None:
+            self._busy_timer.stop()
+            self._busy_timer = None
+        if not self.main.is_mounted:
+            return
+        if self._draining:
+            self._busy_timer = self.set_timer(BUSY_DELAY, lambda: self.main.console.set_busy(self._draining))
+        else:
+            self.main.console.set_busy(False)
 
     def _from_thread(self, fn: Callable, *args) -> None:
         try:

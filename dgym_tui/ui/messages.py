@@ -7,12 +7,16 @@ from textual.message import Message
 from dgym_tui.core.events import Event
 
 
-class SessionEvent(Message):
-    """One event from the session's log, delivered on the UI thread (posted from the core's)."""
+class SessionEvents(Message):
+    """Events from the session's log, delivered together on the UI thread.
 
-    def __init__(self, event: Event) -> None:
+    One pdb command emits several events within a millisecond (input, output, stop,
+    breakpoints); handling them in one message means one repaint instead of one per event.
+    """
+
+    def __init__(self, events: list[Event]) -> None:
         super().__init__()
-        self.event = event
+        self.events = events
 
 
 def actor_style(actor: str) -> str:

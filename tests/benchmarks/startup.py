@@ -4,8 +4,10 @@ The installed `dgym-tui` runs on the bundled example (local sandbox, `python mai
 driven by pexpect, its output fed to a pyte screen (120x40). Measured:
   - first_frame_s: launch to the first frame (the panes drawn), before the sandbox is ready;
   - first_stop_s: launch to the status bar saying "stopped at main.py:1";
-  - step_ms: median time from pressing `n` to the screen showing the current-line mark on the
-    new line (the way pudb 2026.1 was measured on this machine: 0.31 s first screen, 8.7 ms/`n`);
+  - step_ms: median time from pressing `n` (on a still screen, as a person reads between steps)
+    to the screen showing the current-line mark on the new line, the way pudb 2026.1 was
+    measured on this machine (0.31 s first screen, 8.7 ms per `n`); also printed: the same with
+    `n` held down (each press as soon as the mark moved, so it queues behind the other panes);
 next to the floor measured in the same run: a minimal Textual app's first frame, the same way.
 Last line:  startup first_frame_s=A floor_s=B ratio=C first_stop_s=D step_ms=E
 Run: python tests/benchmarks/startup.py
@@ -68,6 +70,15 @@ class Terminal:
                 continue
         return time.perf_counter() - self.start
 
+    def settle(self, quiet: float = 0.15, timeout: float = 10) -> None:
+        """Read until the program has written nothing for `quiet` seconds (the screen is still)."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            try:
+                self.stream.feed(self.child.read_nonblocking(65536, timeout=quiet))
+            except pexpect.TIMEOUT:
+                return
+
     def close(self) -> None:
         self.child.close(force=True)
 
@@ -88,7 +99,7 @@ def floor_once(tmp: str) -> float:
         term.close()
 
 
-def ours_once(repo: str, steps: int) -> tuple[float, float, list[float]]:
+def ours_once(repo: str, steps: int, settle: bool = True) -> tuple[float, float, list[float]]:
     exe = shutil.which("dgym-tui") or sys.exit("dgym-tui is not installed")
     term = Terminal([exe, "--sandbox", "local", "-e", "python main.py", repo], repo)
     try:
@@ -99,6 +110,8 @@ def ours_once(repo: str, steps: int) -> tuple[float, float, list[float]]:
         # `n` through the module level of main.py (1 -> 10 -> 12 -> ... -> 94): every press
         # moves the mark to a later line, which is what the screen is watched for.
         while len(samples) < steps and line < LAST_MODULE_LINE:
+            if settle:  # a press on a still screen, as a person stepping and reading would
+                term.settle()
             t = time.perf_counter()
             term.child.send("n")
             term.wait_for(lambda text: (current_line(text) or 0) > line)
@@ -115,19 +128,22 @@ def main() -> int:
         floor_once(tmp)  # warm-up: imports into the page cache
         floors = [floor_once(tmp) for _ in range(RUNS)]
         ours_once(repo, 2)
-        frames, stops, steps = [], [], []
+        frames, stops, steps, held = [], [], [], []
         for _ in range(RUNS):
             frame, stop, samples = ours_once(repo, STEPS)
             frames.append(frame)
             stops.append(stop)
             steps.extend(samples)
+            held.extend(ours_once(repo, STEPS, settle=False)[2])
     floor = statistics.median(floors)
     first_frame = statistics.median(frames)
     first_stop = statistics.median(stops)
     step_ms = statistics.median(steps) * 1000
     p95 = sorted(steps)[int(len(steps) * 0.95) - 1] * 1000
+    held_ms = statistics.median(held) * 1000
     print(f"first frame {first_frame:.3f} s (floor {floor:.3f} s), first stop {first_stop:.3f} s, "
-          f"n -> new line p50 {step_ms:.1f} ms p95 {p95:.1f} ms ({len(steps)} steps, {RUNS} runs)")
+          f"n -> new line p50 {step_ms:.1f} ms p95 {p95:.1f} ms ({len(steps)} steps, {RUNS} runs); "
+          f"n held down (each press right after the last mark) p50 {held_ms:.1f} ms")
     print(f"startup first_frame_s={first_frame:.3f} floor_s={floor:.3f} ratio={first_frame / floor:.2f} "
           f"first_stop_s={first_stop:.3f} step_ms={step_ms:.1f}")
     return 0

@@ -1,6 +1,6 @@
 """The main screen: tree | source | transcript, variables, stack; pdb console; status bar.
 
-The screen turns session events into pane updates (`on_session_event`) and keys into session
+The screen turns session events into pane updates (`handle_event`) and keys into session
 calls, which always go through the app's command queue (a thread worker), never on this thread.
 Layout is computed in `apply_layout`: a grid whose columns and rows follow the pane sizes, the
 hidden panes and the terminal size (below 100x30 the side panes fold into tabs).
@@ -16,12 +16,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.content import Content
-from textual.screen import Screen
+from textual.screen import UPDATE_PERIOD, Screen
 from textual.widgets import Footer, Static, Tab, Tabs
 from textual.worker import get_current_worker
 
 from dgym_tui.core import events as ev
-from dgym_tui.ui.messages import SessionEvent
+from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui.screens.modals import PromptScreen, ValueScreen
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
@@ -36,6 +36,10 @@ COMPACT_WIDTH, COMPACT_HEIGHT = 100, 30
 SIDE_PANES = ("tree", "transcript", "variables", "stack")  # the ones that fold into tabs
 PANE_TITLES = {"tree": "Files", "source": "Source", "console": "pdb", "transcript": "Transcript",
                "variables": "Variables", "stack": "Stack"}
+INPUT_GRACE = 0.05  # seconds a command's input waits to be shown with its output
+# A screen update runs at most every UPDATE_PERIOD; waiting a little longer than that lets the
+# frame with the new current line go out before the other panes are updated.
+FIRST_FRAME_WAIT = UPDATE_PERIOD + 0.006
 RUNNING_COMMANDS = {"c", "cont", "continue", "n", "next", "s", "step", "r", "return", "unt", "until"}
 
 # Bindings by section: the help screen lists them in this order, the Footer shows those with show=True.
@@ -94,6 +98,9 @@ class MainScreen(Screen):
         self.status: dict | None = None
         self.repo_files: list[str] = []  # for the palette's file finder, filled after start
         self._last_seq = 0
+        self._deferred: list[ev.Event] = []  # a command's input, waiting briefly for its output
+        self._backlog: list[ev.Event] | None = None  # events waiting for a stop's first frame
+        self._opening: str | None = None  # the file being read for the source view
         self.sandbox_root = ""
 
     # --- building --------------------------------------------------------------------------
@@ -366,6 +373,7 @@ class MainScreen(Screen):
             self.app.call_from_thread(self._show_file, path, text, line, focus)
 
     def _show_file(self, path: str, text: str, line: int | None, focus: bool) -> None:
+        self._opening = None
         source = self.source
         self.show_message(None)
         source.load(path, text)
@@ -389,8 +397,40 @@ class MainScreen(Screen):
 
     # --- session events --------------------------------------------------------------------
 
-    def on_session_event(self, message: SessionEvent) -> None:
-        event = message.event
+    def on_session_events(self, message: SessionEvents) -> None:
+        events = self._deferred + message.events + self.app.take_events()
+        self._deferred = []
+        if not events:
+            return
+        if self._backlog is not None:  # an earlier batch waits for its first frame: keep order
+            self._backlog.extend(events)
+            return
+        if self.app.busy and all(e.kind == ev.PDB_INPUT for e in events):
+            # A command just went out; its output and stop usually follow within milliseconds.
+            # Showing them together costs one repaint instead of two.
+            self._deferred = events
+            self.set_timer(INPUT_GRACE, lambda: self.on_session_events(SessionEvents([])))
+            return
+        stops = [e for e in events if e.kind == ev.STOP]
+        if not stops:
+            self._handle_events(events)
+            return
+        # Where the program stopped goes on screen first, in a frame of its own (two source
+        # lines and the status bar: little for a terminal to draw); the other panes follow once
+        # that frame is out, in the next one.
+        self._show_location(stops[-1].data)
+        self._backlog = events
+        self.set_timer(FIRST_FRAME_WAIT, self._drain_backlog)
+
+    def _drain_backlog(self) -> None:
+        events, self._backlog = self._backlog or [], None
+        self._handle_events(events)
+
+    def _handle_events(self, events: list[ev.Event]) -> None:
+        for event in events:
+            self.handle_event(event)
+
+    def handle_event(self, event: ev.Event) -> None:
         if event.seq and event.seq <= self._last_seq:
             return  # already shown (history replayed at mount overlaps live events)
         self._last_seq = event.seq or self._last_seq
@@ -440,6 +480,10 @@ class MainScreen(Screen):
         self.query_one(VariablesPane).show_status(d)
         self.query_one(StackPane).show_status(d)
         self.console.input.names = list((d.get("locals") or {}).keys())
+        self._show_location(d)
+
+    def _show_location(self, d: dict) -> None:
+        """The status bar's state and the current line in the source view."""
         where = f"{d.get('file')}:{d.get('line')}"
         exc = d.get("exception")
         state = f"stopped at {where} in {d.get('function', '?')}" + (f" — {exc.get('type')}" if exc else "")
@@ -449,7 +493,8 @@ class MainScreen(Screen):
             return
         if path == self.source.path:
             self.source.set_current(path, d.get("line"))
-        else:
+        elif path != self._opening:
+            self._opening = path
             self.open_file(path)  # _show_file marks the current line once loaded
 
     def _on_breakpoints(self, d: dict, actor: str) -> None:

@@ -26,8 +26,6 @@ from typing import Any, ClassVar, Iterable, Literal
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import PygmentsSyntaxTheme
-from pygments.token import Token
 
 from textual import events, on
 from textual.binding import Binding, BindingType
@@ -244,7 +242,7 @@ class SourceView(ScrollView, can_focus=True):
         self._tokens: list[tuple[tuple[Any, str], ...] | None] = []  # filled by the worker
         self._lexer: Any = None
         self._highlight_pending = False
-        self._syntax_theme: PygmentsSyntaxTheme | None = None
+        self._syntax_theme = None  # rich's PygmentsSyntaxTheme, made on first use
         self._line_starts: list[int] | None = None
         self._text: str | None = None
         self._max_width = 0
@@ -344,12 +342,15 @@ class SourceView(ScrollView, can_focus=True):
         """
         new = (path, line) if path is not None and line is not None else None
         changed = new != self._current
+        old_row = self._current_row
         self._current = new
         self._locate_current()
         if changed and self._current_row is not None:
             self._set_cursor(self._current_row)
             self._scroll_to_row(self._current_row, center=True)
-        self.refresh()
+        # Only the rows that changed look: a step repaints two lines, not the whole view (what a
+        # terminal has to redraw is most of what a step costs).
+        self._refresh_rows(old_row, self._current_row)
 
     def scroll_to_current(self) -> None:
         """Bring the current line back into view (centered if off screen)."""
@@ -656,6 +657,10 @@ class SourceView(ScrollView, can_focus=True):
     def _token_style(self, ttype: Any) -> Style:
         style = self._token_styles.get(ttype)
         if style is None:
+            # Imported here, not at start-up: pygments costs tens of ms before the first frame.
+            from pygments.token import Token
+            from rich.syntax import PygmentsSyntaxTheme
+
             if self._syntax_theme is None:
                 self._syntax_theme = PygmentsSyntaxTheme(self._pygments_style_name())
             theme = self._syntax_theme
@@ -758,10 +763,14 @@ class SourceView(ScrollView, can_focus=True):
     def _set_cursor(self, row: int) -> None:
         row = self._clamp(row)
         moved = row != self._cursor
-        self._cursor = row
+        old, self._cursor = self._cursor, row
         if moved and self._path is not None:
             self._post(self.CursorMoved(self._path, row + 1))
-        self.refresh()
+        self._refresh_rows(old, row)
+
+    def _refresh_rows(self, *rows: int | None) -> None:
+        for row in {r for r in rows if r is not None}:
+            self.refresh_line(row)
 
     def _move_cursor(self, row: int) -> None:
         """Move the cursor and scroll just enough to keep it visible."""

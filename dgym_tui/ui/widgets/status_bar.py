@@ -51,7 +51,7 @@ class StatusBar(Horizontal):
         self._stop_spinner()
         self._state = (text, kind)
         state = self.query_one("#sb-state", Label)
-        state.update(text)
+        state.update(text, layout=False)  # its width is 1fr: no layout pass (the costly part)
         for name in ("error", "stopped", "running", "exited"):
             state.set_class(name == kind, f"-{name}")
 
@@ -79,7 +79,7 @@ class StatusBar(Horizontal):
 
     def _spin(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
-        self.query_one("#sb-state", Label).update(f"{SPINNER[self._frame]} {self._progress}")
+        self.query_one("#sb-state", Label).update(f"{SPINNER[self._frame]} {self._progress}", layout=False)
 
     def _stop_spinner(self) -> None:
         if self._timer is not None:

@@ -46,15 +46,20 @@ class Transcript(VerticalScroll, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._breakpoints: dict[tuple, dict] = {}
+        self._following = True
+
+    def watch_virtual_size(self) -> None:
+        # The new entry's height is known only once it is laid out, when this fires: that is
+        # when to scroll, or the view would stop one entry short of the end.
+        if self._following:
+            self.scroll_end(animate=False, immediate=True)
 
     def add_event(self, event: ev.Event) -> None:
         entry = self.render_event(event)
         if entry is None:
             return
-        following = self.scroll_y >= self.max_scroll_y - 1
+        self._following = self.scroll_y >= self.max_scroll_y - 1
         self.mount(entry)
-        if following:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
         extra = len(self.children) - MAX_ENTRIES
         if extra > 0:
             self.remove_children(list(self.children)[:extra])
