@@ -1,0 +1,107 @@
+"""End to end: the installed dgym-tui, driven in tmux like a person at a terminal.
+
+Builds the wheel, installs it into a fresh virtualenv, opens a copy of the example in tmux and
+goes: open, go to a line, set a breakpoint, continue to it, read a variable in the pdb console,
+quit. Then the user's repo is checked unchanged, and no sandbox is left behind.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import venv
+
+import pytest
+
+from conftest import BACKENDS, ROOT, docker_engine, tree_hash
+
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> str:
+    """dgym-tui installed from its wheel into a new virtualenv (dependencies from this Python)."""
+    tmp = tmp_path_factory.mktemp("install")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp), str(ROOT)], check=True, capture_output=True)
+    (wheel,) = tmp.glob("dgym_tui-*.whl")
+    venv.create(tmp / "venv", system_site_packages=True)
+    subprocess.run([tmp / "venv" / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True, capture_output=True)
+    return str(tmp / "venv" / "bin" / "dgym-tui")
+
+
+class Tmux:
+    def __init__(self, name: str, command: str, cwd: str, env: dict[str, str]):
+        self.name = name
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "140", "-y", "45", "-c", cwd,
+                        f"env {exports} {command}; echo DGYM-EXITED-$?; sleep 30"], check=True)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True,
+                              text=True).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_path):
+    if backend == "docker" and docker_engine() is None:
+        pytest.skip("no Docker engine answers here")
+    before = tree_hash(example_repo)
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    tmux = Tmux(f"dgym-e2e-{backend}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
+                str(tmp_path), env)
+    try:
+        screen = tmux.wait_for("stopped at main.py:1")
+        assert ("NOT ISOLATED" in screen) == (backend == "local")
+        if backend == "docker":
+            assert "docker dgym-tui-sandbox" in screen
+        tmux.type(":")  # go to line
+        tmux.wait_for("go to line")
+        tmux.type("76")
+        tmux.keys("Enter")
+        tmux.wait_for("76         print(format_quote")
+        tmux.type("b")  # breakpoint at the cursor
+        tmux.wait_for("Breakpoint 1 at main.py:76")
+        tmux.type("c")
+        tmux.wait_for("stopped at main.py:76 in main")
+        tmux.type("!")  # the pdb console
+        time.sleep(0.3)  # focus moves on the app's next tick
+        tmux.type("p order.cart.customer.name")
+        tmux.keys("Enter")
+        tmux.wait_for("'Alice'")
+        tmux.keys("Escape")
+        time.sleep(0.3)  # a key right after ESC would read as alt+key, as in any terminal
+        tmux.type("q")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
+    assert tree_hash(example_repo) == before
+    if backend == "docker":
+        client = docker_engine()
+        left = [c for c in client.containers.list(all=True, filters={"label": "dgym-tui.app=dgym-tui"})
+                if c.labels.get("dgym-tui.repo") == str(example_repo)]
+        assert not left, "the sandbox container was not removed on quit"
