@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
+import threading
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -104,6 +105,8 @@ class Sandbox(ABC):
         self.session_id = uuid.uuid4().hex[:12]
         self.baseline: str | None = None
         self.skipped: list[str] = []  # what the copy left out, for the person to see
+        # git commands share one index: the UI's "what changed" and a checkpoint must not overlap.
+        self._git_lock = threading.RLock()
 
     # --- what a backend provides -------------------------------------------------------------
 
@@ -166,7 +169,8 @@ class Sandbox(ABC):
         return norm
 
     def git(self, *args: str, timeout: float = DEFAULT_TIMEOUT) -> str:
-        result = self.exec(["git", *GIT_IDENTITY, *args], timeout=timeout)
+        with self._git_lock:
+            result = self.exec(["git", *GIT_IDENTITY, *args], timeout=timeout)
         if not result.ok:
             raise SandboxError(f"git {args[0]} failed in the sandbox: {result.output.strip()[-300:]}")
         return result.output
@@ -187,28 +191,38 @@ class Sandbox(ABC):
 
     def checkpoint(self, message: str) -> str:
         """Commit the current state of the copy; returns the commit id."""
-        self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
-        return self.git("rev-parse", "HEAD").strip()
+        with self._git_lock:
+            self.git("add", "-A")
+            self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+            return self.git("rev-parse", "HEAD").strip()
 
     def diff(self, from_id: str | None = None, to_id: str | None = None) -> str:
         """Unified diff (new and deleted files included) from a commit (default: the baseline) to
         another commit or, when to_id is None, to the working tree as it is now."""
         base = from_id or self.baseline or "HEAD"
         if to_id is None:
-            self.git("add", "-A")  # so new files show; the index is the sandbox's own
-            return self.git("diff", "--cached", "--no-color", "--no-ext-diff", base)
+            with self._git_lock:
+                self.git("add", "-A")  # so new files show; the index is the sandbox's own
+                return self.git("diff", "--cached", "--no-color", "--no-ext-diff", base)
         return self.git("diff", "--no-color", "--no-ext-diff", base, to_id)
 
     def restore(self, commit_id: str) -> None:
         """Put the working tree back exactly as it was at commit_id."""
-        self.git("reset", "-q", "--hard", commit_id)
-        self.git("clean", "-q", "-fd")
+        with self._git_lock:
+            self.git("reset", "-q", "--hard", commit_id)
+            self.git("clean", "-q", "-fd")
 
     def changed_files(self, from_id: str | None = None) -> list[str]:
-        self.git("add", "-A")
-        out = self.git("diff", "--cached", "--name-only", "-z", from_id or self.baseline or "HEAD")
+        """Files that differ from a commit (default: the baseline), new and deleted included."""
+        with self._git_lock:
+            self.git("add", "-A")
+            out = self.git("diff", "--cached", "--name-only", "-z", from_id or self.baseline or "HEAD")
         return [p for p in out.split("\0") if p]
+
+    def list_files(self) -> list[str]:
+        """Every file of the copy (what .gitignore does not exclude), repo-relative."""
+        out = self.git("ls-files", "-z", "-co", "--exclude-standard")
+        return sorted(p for p in out.split("\0") if p)
 
     def __enter__(self):
         self.start()

@@ -132,14 +132,14 @@ class Debugger:
         with self._lock:
             if self.state in ("idle", "exited") or self.channel is None:
                 previous = self.exit_code
-                self.events.emit(PDB_INPUT, actor, command=command)
+                self.events.emit(PDB_INPUT, actor, command=self._relative(command))
                 result = self.start(actor, restart=True, reason="the next command after the program ended")
                 note = (f"The program had ended (exit code {previous}); it was restarted "
                         f"and '{command}' was not run.\n")
                 result.output = note + result.output
                 self.events.emit(PDB_OUTPUT, actor, text=note, truncated=False)
                 return result
-            self.events.emit(PDB_INPUT, actor, command=command)
+            self.events.emit(PDB_INPUT, actor, command=self._relative(command))
             self.channel.child.send(command + "\n")
             return self._finish(actor, cap, timeout or self.timeout, command)
 
@@ -173,7 +173,7 @@ class Debugger:
                 raise SandboxGone("the sandbox stopped (container killed, or its folder removed): "
                                   "restart the sandbox") from None
             status = {"event": "exit", "code": None, "ended": True}
-        output = _clean(cap.text(), command)
+        output = self._relative(_clean(cap.text(), command))
         result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)
         if output:
             self.events.emit(PDB_OUTPUT, actor, text=output, truncated=result.truncated)
@@ -181,7 +181,7 @@ class Debugger:
         return result
 
     def _kill_and_restart(self, actor: str, cap: OutputCap, timeout: float) -> PdbResult:
-        output = _clean(cap.text(), None)
+        output = self._relative(_clean(cap.text(), None))
         if output:
             self.events.emit(PDB_OUTPUT, actor, text=output, truncated=cap.dropped > 0)
         message = (f"the program ran over {timeout:g} s and ignored Ctrl-C for {self.grace:g} s: "
@@ -259,6 +259,12 @@ class Debugger:
 
     # --- breakpoints --------------------------------------------------------------------------
 
+    def _relative(self, text: str) -> str:
+        """pdb names files by their path inside the sandbox; people and the agent read paths
+        relative to the repo, as everywhere else."""
+        root = self.sandbox.root.rstrip("/") + "/"
+        return text.replace(root, "") if root != "/" else text
+
     def _abs(self, file: str) -> str:
         return f"{self.sandbox.root.rstrip('/')}/{self.sandbox.rel_path(file)}"
 
@@ -269,6 +275,12 @@ class Debugger:
                                             temporary=temporary, actor=actor))
             self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
             return f"Breakpoint at {file}:{line} will be set when the program starts"
+        existing = self.breakpoints.find(self.sandbox.rel_path(file), line)
+        if existing is not None and existing.number is not None:
+            # One breakpoint per line: a second `break` would stack another on top.
+            if cond is not None and cond != existing.cond:
+                return self.send(f"condition {existing.number} {cond}", actor).output.strip()
+            return f"Breakpoint {existing.number} is already at {existing.file}:{line}"
         verb = "tbreak" if temporary else "break"
         suffix = f", {cond}" if cond else ""
         return self.send(f"{verb} {self._abs(file)}:{line}{suffix}", actor).output.strip()

@@ -97,6 +97,18 @@ class Session:
             self.sandbox.close()
 
     @property
+    def started(self) -> bool:
+        """start() has run (whether it succeeded or not)."""
+        return self.debugger is not None or self.state == "error"
+
+    def changed_files(self) -> list[str]:
+        """Files the sandbox holds changed from the baseline (none before it started)."""
+        return self.sandbox.changed_files() if self.sandbox is not None and self.sandbox.baseline else []
+
+    def list_files(self) -> list[str]:
+        return self.sandbox.list_files() if self.sandbox is not None and self.sandbox.baseline else []
+
+    @property
     def entrypoint_label(self) -> str:
         return self.entrypoint.label if self.entrypoint else (self.entrypoint_spec or "")
 

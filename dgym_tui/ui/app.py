@@ -70,7 +70,7 @@ class DgymApp(App):
         # Subscribe first, then replay what already happened; the screen drops duplicates by seq.
         self._unsubscribe = self.session.events.subscribe(self._on_core_event)
         self.main.post_message(SessionEvents(list(self.session.events.history)))
-        if self.session.state == "starting" and getattr(self.session, "debugger", None) is None:
+        if not self.session.started:
             self.submit(self.session.start)  # takes seconds: the queue runs it in a thread
 
     def _on_core_event(self, event) -> None:
@@ -224,8 +224,7 @@ class DgymApp(App):
     @work(thread=True, group="quit", exclusive=True)
     def _check_changes_then_quit(self) -> None:
         try:
-            sandbox = self.session.sandbox
-            changed = sandbox.changed_files() if sandbox is not None and sandbox.baseline else []
+            changed = self.session.changed_files()
         except Exception:
             changed = []  # a dead sandbox holds nothing we could apply
         self._from_thread(self._confirm_quit, changed)

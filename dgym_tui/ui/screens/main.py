@@ -101,7 +101,6 @@ class MainScreen(Screen):
         self._deferred: list[ev.Event] = []  # a command's input, waiting briefly for its output
         self._backlog: list[ev.Event] | None = None  # events waiting for a stop's first frame
         self._opening: str | None = None  # the file being read for the source view
-        self.sandbox_root = ""
 
     # --- building --------------------------------------------------------------------------
 
@@ -434,22 +433,10 @@ class MainScreen(Screen):
         if event.seq and event.seq <= self._last_seq:
             return  # already shown (history replayed at mount overlaps live events)
         self._last_seq = event.seq or self._last_seq
-        if event.kind == ev.SANDBOX_READY:
-            self.sandbox_root = (event.data.get("root") or "").rstrip("/")
-        event = self._tidy(event)
         self.query_one(Transcript).add_event(event)
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is not None:
             handler(event.data, event.actor)
-
-    def _tidy(self, event: ev.Event) -> ev.Event:
-        """pdb speaks in absolute paths inside the sandbox; people read repo-relative ones."""
-        key = {ev.PDB_INPUT: "command", ev.PDB_OUTPUT: "text"}.get(event.kind)
-        if not key or not self.sandbox_root or self.sandbox_root not in event.data.get(key, ""):
-            return event
-        data = dict(event.data)
-        data[key] = data[key].replace(self.sandbox_root + "/", "")
-        return ev.Event(event.kind, data, event.actor, event.seq, event.ts)
 
     def _on_progress(self, d: dict, actor: str) -> None:
         self.query_one(StatusBar).set_progress(d.get("message", "working…"))
@@ -540,15 +527,11 @@ class MainScreen(Screen):
     @work(thread=True, group="repo-state", exclusive=True)
     def refresh_repo_state(self) -> None:
         """Changed files (tree markers) and the file list (palette), read off the UI thread."""
-        sandbox = self.session.sandbox
-        if sandbox is None:
-            return
         try:
-            changed = sandbox.changed_files()
-            listing = sandbox.exec("git ls-files -co --exclude-standard", timeout=30)
+            changed = self.session.changed_files()
+            files = self.session.list_files()
         except Exception:
             return  # the sandbox is closing or gone; nothing to mark
-        files = [f for f in listing.output.splitlines() if f] if listing.ok else []
         self.app.call_from_thread(self._set_repo_state, changed, files)
 
     def _set_repo_state(self, changed: list[str], files: list[str]) -> None:
