@@ -354,3 +354,15 @@ def test_sandbox_dying_mid_command_is_reported_and_restartable(open_session, eng
     r = s.restart_sandbox()
     assert s.state == "stopped" and r.status["line"] == 1
     assert s.send("n").status["line"] == 2
+
+
+def test_one_breakpoint_per_line_and_paths_read_repo_relative(open_session):
+    s = open_session("python main.py 4")
+    assert s.set_breakpoint("helpers.py", 4) == "Breakpoint 1 at helpers.py:4"
+    assert s.set_breakpoint("helpers.py", 4) == "Breakpoint 1 is already at helpers.py:4"
+    s.set_breakpoint("helpers.py", 4, cond="v > 1")
+    assert [(b.line, b.cond) for b in s.breakpoints.items()] == [(4, "v > 1")]
+    commands = [e.data["command"] for e in s.events.history if e.kind == "pdb_input"]
+    assert commands[0] == "break helpers.py:4" and commands[-1] == "condition 1 v > 1"
+    where = s.send("where").output
+    assert s.sandbox.root not in where and "main.py(" in where
