@@ -196,8 +196,8 @@ class SourceView(ScrollView, can_focus=True):
     DARK_STYLE: ClassVar[str] = "github-dark"
     LIGHT_STYLE: ClassVar[str] = "default"
 
-    class BreakpointToggled(Message):
-        """The person clicked the gutter of `line` (1-based): toggle a breakpoint there."""
+    class _LineMessage(Message):
+        """A message about `line` (1-based) of `path`; `control` is the source view."""
 
         def __init__(self, path: str, line: int) -> None:
             super().__init__()
@@ -209,18 +209,11 @@ class SourceView(ScrollView, can_focus=True):
         def control(self) -> SourceView | None:
             return self.source_view
 
-    class CursorMoved(Message):
-        """The cursor is now on `line` (1-based) of `path`."""
+    class BreakpointToggled(_LineMessage):
+        """The person clicked the gutter of `line`: toggle a breakpoint there."""
 
-        def __init__(self, path: str, line: int) -> None:
-            super().__init__()
-            self.path = path
-            self.line = line
-            self.source_view: SourceView | None = None
-
-        @property
-        def control(self) -> SourceView | None:
-            return self.source_view
+    class CursorMoved(_LineMessage):
+        """The cursor is now on `line` of `path`."""
 
     class _Highlighted(Message):
         """From the highlight worker: more lines have tokens."""
