@@ -22,8 +22,12 @@ fi
 if ! docker info >/dev/null 2>&1; then
     echo "starting the Docker engine ..."
     # A dockerd killed without cleaning up leaves its pid file, and a new one refuses to start.
-    if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
-        rm -f /var/run/docker.pid
+    if [ -f /var/run/docker.pid ]; then
+        pid=$(cat /var/run/docker.pid)
+        state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+        if [ -z "$state" ] || [ "$state" = Z ]; then  # gone, or a zombie: not an engine
+            rm -f /var/run/docker.pid
+        fi
     fi
     nohup dockerd --iptables=false --bridge=none >/var/log/dgym-dockerd.log 2>&1 &
     for _ in $(seq 1 60); do
