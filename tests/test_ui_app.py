@@ -1,31 +1,49 @@
-"""Pilot tests of the app's keys, panes and flows against a scripted session (fast, no pdb).
+"""Pilot tests of the app's keys, panes and flows, on a real Session: a real local sandbox over a
+copy of the bundled example, a real pdb, real git. Every assertion is about what the real program
+did (where pdb stopped, what it printed, the breakpoints pdb holds, the files in the sandbox).
 
-The same flows run against a real Session in test_ui_session.py.
+test_ui_session.py runs the person's whole loop on both backends; here each behaviour has its own
+test. The docker case of the breakpoint test runs where an engine answers (marked `docker`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 
 import pytest
-from test_ui_support import EXAMPLE, FakeSession, wait_for
-from textual.widgets import Tabs
+from test_ui_support import EXAMPLE, wait_for
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Collapsible, Tabs
 
 from dgym_tui.core import events as ev
+from dgym_tui.core.session import Session
 from dgym_tui.ui.app import DgymApp
 from dgym_tui.ui.config import config_path, load_config
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui.screens.main import BINDING_SECTIONS, MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen, ValueScreen
-from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput, complete
+from dgym_tui.ui.widgets.pdb_console import PdbInput, complete
 from dgym_tui.ui.widgets.repo_tree import RepoTree
-from dgym_tui.ui.widgets.source_view import SourceView
 from dgym_tui.ui.widgets.stack import StackPane
 from dgym_tui.ui.widgets.status_bar import StatusBar
 from dgym_tui.ui.widgets.transcript import Transcript
 from dgym_tui.ui.widgets.variables import VariablesPane
 
 SIZE = (120, 40)
+START_TIMEOUT = 90.0  # a docker sandbox's first start can take a while; a local one takes a fraction of a second
+
+# A program that never ends, for ctrl+c to stop.
+LOOP = """\
+def spin():
+    n = 0
+    while True:
+        n += 1
+
+
+spin()
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -35,128 +53,280 @@ def config_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def session():
-    return FakeSession()
+def repo(tmp_path):
+    """A private copy of the example, named like it (the transcript and tree show the name)."""
+    repo = tmp_path / "shopcart"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".benchmarks"))
+    return repo
+
+
+@pytest.fixture
+def sessions(repo):
+    """Makes real Sessions (local sandbox, `python main.py` unless told); closes them all after."""
+    made = []
+
+    def make(entrypoint="python main.py", path=None, sandbox="local"):
+        session = Session(str(path or repo), sandbox=sandbox, entrypoint=entrypoint)
+        made.append(session)
+        return session
+
+    yield make
+    for session in made:
+        session.close()
+
+
+@pytest.fixture
+def session(sessions):
+    return sessions()
+
+
+# --- reading what the app and the program did ---------------------------------------------------
 
 
 def log_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen.query_one("#pdb-log").lines)
+    return "\n".join(strip.text for strip in app.main.query_one("#pdb-log").lines)
 
 
-async def started(pilot, session):
-    await wait_for(pilot, lambda: session.state == "stopped", what="the first stop")
-    await wait_for(pilot, lambda: pilot.app.screen.query_one(SourceView).path == "main.py", what="main.py shown")
-    await pilot.app.workers.wait_for_complete()
+def transcript_texts(app) -> list[str]:
+    """Each transcript entry as plain text (a folded entry by its title)."""
+    return [entry.title if isinstance(entry, Collapsible) else str(entry.render())
+            for entry in app.main.query_one(Transcript).children]
+
+
+def pdb_inputs(session, since: int = 0) -> list[tuple[str, str]]:
+    """The commands pdb received (as the core reports them), with who sent each."""
+    return [(e.data["command"], e.actor) for e in session.events.history[since:] if e.kind == ev.PDB_INPUT]
+
+
+def breakpoints(session) -> list[tuple]:
+    """The session's breakpoints as pdb reports them."""
+    return [(bp.file, bp.line, bp.cond) for bp in session.breakpoints.items()]
+
+
+def drawn_line(source, line: int) -> str:
+    """A source line as the view draws it (gutter included); the line must be in view."""
+    return source.render_line(line - 1 - source.scroll_offset.y).text
+
+
+def gutter_mark(source, line: int) -> str:
+    """The breakpoint column of a line: ● breakpoint, ◆ conditional, blank for none."""
+    return drawn_line(source, line)[0]
+
+
+def state_text(app) -> str:
+    return app.main.query_one(StatusBar).state_text
+
+
+# --- waiting for the real program ---------------------------------------------------------------
+
+
+async def started(pilot) -> None:
+    """The session's first stop is on screen and every worker has finished."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.session.state == "stopped", timeout=START_TIMEOUT, what="the first stop")
+    await wait_for(pilot, lambda: app.main.status is not None and app.main.source.current_line is not None,
+                   what="the first stop on screen")
+    await app.workers.wait_for_complete()
     await pilot.pause()
 
 
-async def test_first_frame_comes_before_the_sandbox_is_ready():
-    session = FakeSession(start_delay=1.0)
+async def stop_at(pilot, file: str, line: int) -> None:
+    """pdb stopped at file:line, and the screen shows it (source, current-line mark, status)."""
+    screen = pilot.app.main
+
+    def shown() -> bool:
+        status = screen.status or {}
+        return ((status.get("file"), status.get("line")) == (file, line)
+                and screen.source.path == file and screen.source.current_line == line)
+
+    await wait_for(pilot, shown, what=f"the stop at {file}:{line}")
+
+
+async def open_in_source(pilot, path: str, line: int) -> None:
+    screen = pilot.app.main
+    screen.open_file(path)
+    await wait_for(pilot, lambda: screen.source.path == path, what=f"{path} open")
+    screen.source.goto_line(line)
+    screen.source.focus()
+    await pilot.pause()
+
+
+async def from_palette(pilot, query: str, pick: str) -> None:
+    """ctrl+p, type the query, Enter once `pick` is the best hit."""
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, CommandPalette), what="the palette")
+    await pilot.press(*query)
+    results = pilot.app.screen.query_one(CommandList)
+
+    def best() -> bool:
+        first = results.get_option_at_index(0) if results.option_count else None
+        return results.highlighted == 0 and getattr(getattr(first, "hit", None), "text", None) == pick
+
+    await wait_for(pilot, best, what=f"{pick!r} first in the palette")
+    await pilot.press("enter")
+
+
+# --- start-up -----------------------------------------------------------------------------------
+
+
+async def test_first_frame_comes_before_the_sandbox_is_ready(session):
     app = DgymApp(session)
+    seen: dict = {}
+
+    def look() -> None:  # on the UI thread
+        bar = app.main.query_one(StatusBar)
+        seen.update(mounted=app.main.is_mounted, laid_out=bar.region.width > 0, state=bar.state_text,
+                    sandbox=str(bar.query_one("#sb-sandbox").content), session_state=session.state)
+
+    def on_event(event) -> None:
+        # Subscribed before the app: this runs first, on the thread that runs start(), before
+        # the app hears of the event. What is on screen then came before any of start()'s work.
+        if not seen:
+            seen["first"] = event.kind
+            app.call_from_thread(look)
+
+    session.events.subscribe(on_event)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
-        assert session.state == "starting"
-        assert "starting the local sandbox" in app.screen.query_one(StatusBar).state_text
-        await started(pilot, session)
-        bar = app.screen.query_one(StatusBar)
+        await started(pilot)
+        assert seen == {"first": ev.PROGRESS, "mounted": True, "laid_out": True, "state": "starting…",
+                        "sandbox": "sandbox: …", "session_state": "starting"}
+        kinds = [e.kind for e in session.events.history]
+        assert kinds.index(ev.PROGRESS) < kinds.index(ev.SANDBOX_READY) < kinds.index(ev.STOP)
+        bar = app.main.query_one(StatusBar)
         assert bar.state_text == "stopped at main.py:1 in <module>"
         assert str(bar.query_one("#sb-sandbox").content) == "local"
-        assert bar.query_one("#sb-isolation").display
+        assert bar.query_one("#sb-isolation").display  # NOT ISOLATED, in red
+
+
+# --- debugger keys ------------------------------------------------------------------------------
 
 
 async def test_stepping_keys_send_pdb_commands(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
+        await started(pilot)
+        await asyncio.to_thread(session.set_breakpoint, "shopcart/cart.py", 70)  # for c to stop at
+        mark = len(session.events.history)
         for key in "nscr":
             await pilot.press(key)
         await pilot.press("u", "d")
-        await app.workers.wait_for_complete()
-        assert [c for c, _ in session.sent] == ["next", "step", "continue", "return", "up", "down"]
-        assert all(actor == "human" for _, actor in session.sent)
+        await wait_for(pilot, lambda: len(pdb_inputs(session, mark)) == 6 and not app.busy, what="six commands")
+        assert pdb_inputs(session, mark) == [(c, "human") for c in ("next", "step", "continue", "return", "up", "down")]
+        # c reached the breakpoint in add, r ran to its return line, u went to fill_carts and d came back
+        await stop_at(pilot, "shopcart/cart.py", 77)
+        assert [(e.data["function"], e.data["line"]) for e in session.events.history[mark:]
+                if e.kind == ev.STOP][-4:] == [("add", 70), ("add", 77), ("fill_carts", 44), ("add", 77)]
+        assert state_text(app) == "stopped at shopcart/cart.py:77 in add"
 
 
-async def test_b_toggles_a_breakpoint_at_the_cursor_and_c_follows_the_stop(session):
+async def test_b_toggles_a_breakpoint_at_the_cursor_and_c_follows_the_stop(sessions, backend):
+    session = sessions(sandbox=backend)
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        app.screen.open_file("shopcart/cart.py")
-        await wait_for(pilot, lambda: app.screen.source.path == "shopcart/cart.py")
-        app.screen.source.goto_line(70)
-        app.screen.source.focus()
+        await started(pilot)
+        screen = app.main
+        await open_in_source(pilot, "shopcart/cart.py", 70)
         await pilot.press("b")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert session.bps and session.bps[0]["line"] == 70
-        assert app.screen.breakpoints[0]["file"] == "shopcart/cart.py"
+        await wait_for(pilot, lambda: screen.breakpoints, what="the breakpoint on screen")
+        assert breakpoints(session) == [("shopcart/cart.py", 70, None)]
+        assert [(b["file"], b["line"]) for b in screen.breakpoints] == [("shopcart/cart.py", 70)]
+        assert gutter_mark(screen.source, 70) == "●" and gutter_mark(screen.source, 71) == " "
+
         await pilot.press("c")
-        await wait_for(pilot, lambda: app.screen.source.current_line == 40, what="the stop in cart.py")
-        assert app.screen.source.path == "shopcart/cart.py"
-        assert app.screen.query_one(VariablesPane).values["qty"] == "2"
-        assert app.screen.query_one(StackPane).option_count == 2
-        # b again on the same line clears it
-        app.screen.source.goto_line(70)
+        await stop_at(pilot, "shopcart/cart.py", 70)
+        assert state_text(app) == "stopped at shopcart/cart.py:70 in add"
+        variables = screen.query_one(VariablesPane)
+        assert variables.values["quantity"] == "2" and "HOO-01" in variables.values["product"]
+        stack = screen.query_one(StackPane)
+        assert [f["function"] for f in stack.frames] == ["<module>", "main", "fill_carts", "add"]
+        assert stack.option_count == 4 and stack.highlighted == 0  # innermost first
+
+        # b again on the same line clears it, in pdb too: c now runs on, past the other adds,
+        # to the example's bug (a KeyError in reserve, where pdb stops post mortem)
+        screen.source.goto_line(70)
         await pilot.press("b")
-        await app.workers.wait_for_complete()
-        assert session.bps == []
+        await wait_for(pilot, lambda: not screen.breakpoints, what="the breakpoint cleared")
+        assert breakpoints(session) == []
+        assert gutter_mark(screen.source, 70) == " "
+        await pilot.press("c")
+        await stop_at(pilot, "shopcart/inventory.py", 56)
+        assert session.status["reason"] == "post_mortem"
+        assert state_text(app) == "stopped at shopcart/inventory.py:56 in reserve — KeyError"
 
 
 async def test_shift_b_asks_for_a_condition(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        app.screen.source.goto_line(28)
+        await started(pilot)
+        screen = app.main
+        await open_in_source(pilot, "shopcart/cart.py", 70)
         await pilot.press("B")
-        await pilot.pause()
-        assert isinstance(app.screen, PromptScreen)
-        await pilot.press(*"qty > 1", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen), what="the condition prompt")
+        await pilot.press(*"quantity > 2", "enter")
+        await wait_for(pilot, lambda: breakpoints(session) == [("shopcart/cart.py", 70, "quantity > 2")],
+                       what="the conditional breakpoint in pdb")
+        await wait_for(pilot, lambda: gutter_mark(screen.source, 70) == "◆", what="the conditional mark")
+
+        await pilot.press("B")  # shows the condition; cancelled, nothing changes
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen), what="the condition prompt")
+        assert app.screen.query_one("#prompt-input").value == "quantity > 2"
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
         await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert session.bps[0]["cond"] == "qty > 1" and session.bps[0]["line"] == 28
-        await pilot.press("B", "escape")  # cancelled: nothing changes
-        assert len(session.bps) == 1
+        assert breakpoints(session) == [("shopcart/cart.py", 70, "quantity > 2")]
+
+        # pdb applies it: the adds of 2 units and 1 unit pass, Bob's 60 notebooks stop
+        await pilot.press("c")
+        await stop_at(pilot, "shopcart/cart.py", 70)
+        assert screen.query_one(VariablesPane).values["quantity"] == "60"
 
 
 async def test_t_runs_to_the_cursor_line(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        app.screen.source.goto_line(77)
+        await started(pilot)
+        mark = len(session.events.history)
+        app.main.source.goto_line(77)  # main.py, in main(): after the checkout previews
         await pilot.press("t")
-        await app.workers.wait_for_complete()
-        assert session.sent[-1] == ("run_to main.py:77", "human")
+        await stop_at(pilot, "main.py", 77)
+        assert pdb_inputs(session, mark) == [("tbreak main.py:77", "human"), ("continue", "human")]
+        assert state_text(app) == "stopped at main.py:77 in main"
+        assert "Checkout previews" in log_text(app)  # the program ran up to there
+        assert breakpoints(session) == []  # the temporary breakpoint went with the stop
+
+
+# --- the console and the agent ------------------------------------------------------------------
 
 
 async def test_console_history_completion_and_escape(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
+        await started(pilot)
+        await asyncio.to_thread(session.set_breakpoint, "shopcart/cart.py", 70)
         await pilot.press("c")
-        await app.workers.wait_for_complete()
+        await stop_at(pilot, "shopcart/cart.py", 70)
         await pilot.press("exclamation_mark")
-        console_input = app.screen.query_one(PdbInput)
-        assert app.screen.focused is console_input
-        await pilot.press(*"p qty", "enter")  # typed keys do not trigger the pudb bindings
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert session.sent[-1] == ("p qty", "human")
-        text = log_text(app)
-        assert "human> p qty" in text and "\n2" in text
+        console_input = app.main.query_one(PdbInput)
+        assert app.main.focused is console_input
+        await pilot.press(*"p quantity", "enter")  # typed keys do not trigger the pudb bindings
+        await wait_for(pilot, lambda: "human> p quantity\n2" in log_text(app), what="pdb's answer in the console")
+        assert session.status["line"] == 70  # the p, q, n... typed did not step
         await pilot.press("up")
-        assert console_input.value == "p qty"
+        assert console_input.value == "p quantity"
         console_input.value = ""
         await pilot.press(*"whe", "tab")
         assert console_input.value == "where "
         console_input.value = "p pro"
         console_input.cursor_position = 5
-        await pilot.press("tab")
+        await pilot.press("tab")  # names complete from the real frame's locals
         assert console_input.value == "p product"
         console_input.value = ""
-        await pilot.press("enter")  # empty line repeats the last command, as in pdb
-        await app.workers.wait_for_complete()
-        assert session.sent[-1] == ("p qty", "human")
+        await pilot.press("enter")  # an empty line repeats the last command, as in pdb
+        await wait_for(pilot, lambda: pdb_inputs(session).count(("p quantity", "human")) == 2,
+                       what="the repeated command")
+        await wait_for(pilot, lambda: log_text(app).count("human> p quantity\n2") == 2, what="its answer")
         await pilot.press("escape")
-        assert app.screen.focused is app.screen.source
+        assert app.main.focused is app.main.source
 
 
 def test_complete_pdb_commands_and_names():
@@ -170,19 +340,21 @@ def test_complete_pdb_commands_and_names():
 async def test_agent_commands_show_with_their_actor(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        session.send("p 1", actor="agent")  # as the agent would, from its own thread
-        await pilot.pause(0.1)
-        assert "agent> p 1" in log_text(app)
-        transcript = app.screen.query_one(Transcript)
-        assert any("agent" in str(w.render()) and "(Pdb) p 1" in str(w.render())
-                   for w in transcript.query(".entry") if hasattr(w, "render"))
+        await started(pilot)
+        result = await asyncio.to_thread(session.send, "p 6 * 7", "agent")  # from its own thread
+        assert result.output == "42\n"
+        await wait_for(pilot, lambda: "agent> p 6 * 7\n42" in log_text(app), what="the agent's command")
+        await wait_for(pilot, lambda: "agent (Pdb) p 6 * 7" in transcript_texts(app), what="the transcript entry")
+        assert "human (Pdb) p 6 * 7" not in transcript_texts(app)
+
+
+# --- help and quitting --------------------------------------------------------------------------
 
 
 async def test_help_lists_every_binding(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
+        await started(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -199,46 +371,57 @@ async def test_help_lists_every_binding(session):
 async def test_q_quits_at_once_without_changes(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        await pilot.press("q")
-        await wait_for(pilot, lambda: session.closed, what="the session to close")
-        await pilot.pause(0.2)
-    assert app.return_code == 0 and session.closed
+        await started(pilot)
+        folder = session.sandbox.root
+        assert os.path.isdir(folder)
+        await pilot.press("q")  # no question: the sandbox holds nothing new
+        await wait_for(pilot, lambda: app.closed, what="the sandbox to close")
+    assert app.return_code == 0
+    assert not os.path.exists(folder)
 
 
 async def test_q_asks_first_when_the_sandbox_holds_changes(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        session.sandbox.changed = ["shopcart/cart.py"]
+        await started(pilot)
+        folder = session.sandbox.root
+        cart = session.sandbox.read_text("shopcart/cart.py")
+        session.sandbox.write_text("shopcart/cart.py", cart + "# changed in the sandbox\n")
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
-        assert "unapplied changes" in str(app.screen.query_one(".title").render())
+        assert "unapplied changes (shopcart/cart.py)" in str(app.screen.query_one(".title").render())
         await pilot.press("n")
-        assert isinstance(app.screen, MainScreen) and not session.closed
+        assert isinstance(app.screen, MainScreen) and not app.closing
+        assert os.path.isdir(folder) and session.state == "stopped"
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
         await pilot.press("y")
-        await wait_for(pilot, lambda: session.closed, what="the session to close")
+        await wait_for(pilot, lambda: app.closed, what="the sandbox to close")
+    assert not os.path.exists(folder)
+
+
+# --- variables and stack ------------------------------------------------------------------------
 
 
 async def test_variables_enter_shows_the_full_value_via_pp(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
+        await started(pilot)
+        await asyncio.to_thread(session.set_breakpoint, "shopcart/cart.py", 70)
         await pilot.press("c")
-        await app.workers.wait_for_complete()
+        await stop_at(pilot, "shopcart/cart.py", 70)
         await pilot.press("f5")
-        table = app.screen.query_one(VariablesPane)
-        assert app.screen.focused is table
+        table = app.main.query_one(VariablesPane)
+        assert app.main.focused is table
         table.move_cursor(row=list(table.values).index("product"))
         await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, ValueScreen)
-        await app.screen.workers.wait_for_complete()
-        await pilot.pause()
-        assert "Product(sku='HOO-01')" in str(app.screen.query_one("#value-text").render())
-        assert session.sent[-1] == ("pp product", "human")
+        await wait_for(pilot, lambda: isinstance(app.screen, ValueScreen), what="the value")
+        modal = app.screen
+        await wait_for(pilot, lambda: "pp" in str(modal.query_one("#value-hint").render()), what="pp's answer")
+        assert pdb_inputs(session)[-1] == ("pp product", "human")
+        printed = [e.data["text"] for e in session.events.history if e.kind == ev.PDB_OUTPUT][-1]
+        assert printed.startswith("Product(sku='HOO-01'")
+        assert str(modal.query_one("#value-text").render()) == printed.rstrip("\n")
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
 
@@ -246,77 +429,169 @@ async def test_variables_enter_shows_the_full_value_via_pp(session):
 async def test_selecting_a_frame_moves_pdb_there(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
+        await started(pilot)
+        await asyncio.to_thread(session.set_breakpoint, "shopcart/inventory.py", 56)
         await pilot.press("c")
-        await app.workers.wait_for_complete()
+        await stop_at(pilot, "shopcart/inventory.py", 56)  # in reserve, five frames deep
         await pilot.press("f6")
-        stack = app.screen.query_one(StackPane)
+        stack = app.main.query_one(StackPane)
+        assert [f["function"] for f in reversed(stack.frames)] == [
+            "reserve", "process_order", "process_batch", "main", "<module>"]
         assert stack.highlighted == 0  # innermost first, and current
-        await pilot.press("down", "enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert session.sent[-1] == ("up 1", "human")
-        assert app.screen.source.path == "main.py"
-        await wait_for(pilot, lambda: app.screen.source.current_line == 72, what="the outer frame's line")
+        mark = len(session.events.history)
+
+        await pilot.press("down", "enter")  # the caller: up 1
+        await stop_at(pilot, "shopcart/orders.py", 61)
+        assert session.status["function"] == "process_order" and stack.highlighted == 1
+        await pilot.press("down", "down", "enter")  # two more out: up 2
+        await stop_at(pilot, "main.py", 80)
+        assert session.status["function"] == "main" and stack.highlighted == 3
+        await pilot.press("home", "enter")  # back to the innermost: down 3
+        await stop_at(pilot, "shopcart/inventory.py", 56)
+        assert stack.highlighted == 0
+        assert pdb_inputs(session, mark) == [("up 1", "human"), ("up 2", "human"), ("down 3", "human")]
 
 
-async def test_ctrl_c_interrupts_only_while_a_command_runs(session):
+async def test_variables_highlight_changes_within_a_frame_and_repaint_on_theme_switch(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        await pilot.press("ctrl+c")
-        assert session.interrupted == 0
-        import threading
+        await started(pilot)
+        await asyncio.to_thread(session.set_breakpoint, "main.py", 76)  # in main's loop over the orders
+        await pilot.press("c")
+        await stop_at(pilot, "main.py", 76)
+        variables = app.main.query_one(VariablesPane)
+        first_order = variables.values["order"]
+        assert variables.changed == set()  # a new frame: nothing to compare with
+        await pilot.press("c")  # the same line, the next order
+        await wait_for(pilot, lambda: variables.values["order"] != first_order, what="the next order")
+        assert variables.changed == {"order"}
+        assert "bold" in str(variables.get_cell("order", "value").style)
+        assert "bold" not in str(variables.get_cell("catalog", "value").style)
+        await pilot.press("u")  # another frame: nothing is news
+        await wait_for(pilot, lambda: (app.main.status or {}).get("function") == "<module>", what="the module frame")
+        assert variables.changed == set()
 
-        gate = threading.Event()
-        app.submit(gate.wait)  # a command that runs until released, like a `c` into a loop
-        await pilot.pause()
-        assert app.busy
-        await pilot.press("ctrl+c")
+        def human_style():  # the console repaints its lines in the new theme's colours
+            return next(seg.style for strip in app.main.query_one("#pdb-log").lines
+                        for seg in strip if seg.text == "human> ")
+
+        dark = human_style()
+        app.theme = "dgym-light"
         await pilot.pause(0.2)
-        assert session.interrupted == 1
-        gate.set()
+        assert human_style() != dark
+
+
+async def test_ctrl_c_interrupts_only_while_a_command_runs(repo, sessions):
+    (repo / "loop.py").write_text(LOOP)
+    session = sessions("python loop.py")
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        mark = len(session.events.history)
+        await pilot.press("ctrl+c")  # idle: nothing to interrupt, and pdb is not touched
+        await app.workers.wait_for_complete()
+        assert session.events.history[mark:] == [] and not app.busy
+        result = await asyncio.to_thread(session.send, "p 1 + 1")
+        assert result.output == "2\n"  # no stray KeyboardInterrupt waiting in pdb
+
+        await pilot.press("c")  # into the endless loop
+        await wait_for(pilot, lambda: ("continue", "human") in pdb_inputs(session, mark) and app.busy
+                       and app.main.console.input.placeholder.startswith("running…"), what="the program running")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: (app.main.status or {}).get("function") == "spin", what="the stop in the loop")
+        assert session.state == "stopped" and session.status["file"] == "loop.py"
+        assert session.status["line"] in (3, 4)
+        assert "Program interrupted" in log_text(app)
+        assert not [e for e in session.events.history if e.kind == ev.INTERRUPTED]  # ctrl+c, not the timeout
         await wait_for(pilot, lambda: not app.busy, what="the queue to drain")
 
 
-async def test_tree_is_lazy_hides_litter_marks_changes_and_opens_files(tmp_path):
-    repo = tmp_path / "shopcart"
-    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".benchmarks"))
-    (repo / "__pycache__").mkdir(exist_ok=True)
-    (repo / ".git").mkdir(exist_ok=True)
-    session = FakeSession(repo)
+async def test_a_long_command_shows_at_once_that_it_runs(repo, sessions):
+    (repo / "loop.py").write_text(LOOP)
+    session = sessions("python loop.py")
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        tree = app.screen.query_one(RepoTree)
-        assert session.sandbox.listed == ["."]  # nothing below the top level yet
+        await started(pilot)
+        await pilot.press("c")
+        try:
+            await wait_for(pilot, lambda: "human> continue" in log_text(app) and state_text(app) == "running…",
+                           timeout=3, what="the command and 'running…' on screen while it runs")
+        finally:
+            await pilot.press("ctrl+c")
+            await wait_for(pilot, lambda: session.state == "stopped" and not app.busy, what="the stop in the loop")
+
+
+# --- the repo tree ------------------------------------------------------------------------------
+
+
+async def test_tree_is_lazy_hides_litter_marks_changes_and_opens_files(repo, sessions):
+    # Tool caches the example's .gitignore does not name travel into the sandbox with the copy.
+    for cache in (".mypy_cache", ".ruff_cache"):
+        (repo / cache).mkdir()
+        (repo / cache / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    (repo / "stray.pyc").write_bytes(b"\0")
+    session = sessions()
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        screen = app.main
+        tree = screen.query_one(RepoTree)
+        await wait_for(pilot, lambda: len(tree.root.children) > 0, what="the top level listed")
+        in_sandbox = {e.name for e in session.sandbox.list_dir(".")}
+        assert {".mypy_cache", ".ruff_cache", "stray.pyc", "shopcart"} <= in_sandbox
+        assert os.path.isdir(os.path.join(session.sandbox.root, ".git"))  # the sandbox's own repo
         names = [str(n.label) for n in tree.root.children]
-        assert "__pycache__" not in names and ".git" not in names
+        assert not {".mypy_cache", ".ruff_cache", "stray.pyc", ".git"} & set(names)
         assert names.index("shopcart") < names.index("main.py")  # directories first
-        shop = next(n for n in tree.root.children if str(n.label) == "shopcart")
+        folders = [n for n in tree.root.children if n.data.is_dir]
+        assert all(not n.data.loaded and not n.children for n in folders)  # nothing below the top level yet
+
+        # what running code leaves behind, in the sandbox: not in the tree
+        litter = await asyncio.to_thread(
+            session.sandbox.exec, "mkdir -p shopcart/__pycache__ shopcart/.pytest_cache && "
+                                  "touch shopcart/__pycache__/cart.cpython-311.pyc shopcart/stale.pyc")
+        assert litter.ok
+        shop = next(n for n in folders if str(n.label) == "shopcart")
         shop.expand()
         await wait_for(pilot, lambda: len(shop.children) > 0, what="shopcart/ listed")
-        assert session.sandbox.listed == [".", "shopcart"]
-        session.sandbox.changed = ["shopcart/cart.py"]
-        app.screen.refresh_repo_state()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        cart = next(n for n in shop.children if str(n.label) == "cart.py")
-        assert "●" in tree.render_label(cart, tree.rich_style, tree.rich_style).plain
-        assert "●" in tree.render_label(shop, tree.rich_style, tree.rich_style).plain
+        shop_names = {str(n.label) for n in shop.children}
+        assert "cart.py" in shop_names and not {"__pycache__", ".pytest_cache", "stale.pyc"} & shop_names
+        assert all(not n.data.loaded for n in folders if n is not shop)
+
+        # a change in the sandbox marks the file and its folders
+        cart = session.sandbox.read_text("shopcart/cart.py")
+        session.sandbox.write_text("shopcart/cart.py", cart + "# changed in the sandbox\n")
+        screen.refresh_repo_state()
+        await wait_for(pilot, lambda: tree.changed == {"shopcart/cart.py"}, what="the changed files")
+        cart_node = next(n for n in shop.children if str(n.label) == "cart.py")
+
+        def label(node) -> str:
+            return tree.render_label(node, tree.rich_style, tree.rich_style).plain
+
+        assert label(cart_node).endswith("●") and label(shop).endswith("●")
+        assert "●" not in label(next(n for n in shop.children if str(n.label) == "orders.py"))
+
+        # Enter opens it, as the sandbox holds it now
         tree.focus()
-        tree.move_cursor(cart)
+        tree.move_cursor(cart_node)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.source.path == "shopcart/cart.py", what="cart.py opened")
-        assert app.screen.focused is app.screen.source
-        assert "shopcart/cart.py" in app.screen.repo_files
+        await wait_for(pilot, lambda: screen.source.path == "shopcart/cart.py", what="cart.py opened")
+        assert screen.focused is screen.source
+        last = screen.source.line_count
+        screen.source.goto_line(last)
+        await pilot.pause()
+        assert drawn_line(screen.source, last).rstrip().endswith("# changed in the sandbox")
+        assert "shopcart/cart.py" in screen.repo_files
+
+
+# --- layout -------------------------------------------------------------------------------------
 
 
 async def test_compact_layout_folds_side_panes_into_tabs(session):
     app = DgymApp(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        await started(pilot, session)
-        screen = app.screen
+        await started(pilot)
+        screen = app.main
         assert screen.compact and screen.has_class("-compact")
         tabs = screen.query_one(Tabs)
         assert tabs.display and tabs.active == "tab-transcript"
@@ -333,8 +608,8 @@ async def test_compact_layout_folds_side_panes_into_tabs(session):
 async def test_panes_toggle_resize_and_maximize(session):
     app = DgymApp(session)
     async with app.run_test(size=(160, 50)) as pilot:
-        await started(pilot, session)
-        screen = app.screen
+        await started(pilot)
+        screen = app.main
         await pilot.press("f1")
         width = screen.query_one("#tree").outer_size.width
         await pilot.press("ctrl+right")
@@ -356,110 +631,102 @@ async def test_panes_toggle_resize_and_maximize(session):
         assert screen.query_one(Transcript).display
 
 
+# --- palette, theme, errors, transcript ---------------------------------------------------------
+
+
 async def test_palette_runs_commands(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"Run the tests")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        entries = [str(w.render()) for w in app.screen.query_one(Transcript).children if hasattr(w, "render")]
-        titles = [c.title for c in app.screen.query_one(Transcript).query("Collapsible")]
-        assert any("10 passed, 2 failed" in t for t in entries + titles)
+        await started(pilot)
+        screen = app.main
+        # the example's own suite, run by pytest in the sandbox: 18 pass, 5 fail
+        await from_palette(pilot, "Run the tests", "Run the tests")
+        summary = "18 passed, 5 failed, 0 errors"
+        await wait_for(pilot, lambda: any(summary in t for t in transcript_texts(app)), what="the test results",
+                       timeout=60)
+        assert f"sys   tests: {summary}" in transcript_texts(app)
+        notice = next(n for n in app._notifications if n.title == "Tests")
+        assert notice.message.startswith(summary) and notice.severity == "warning"
+        assert "tests/test_orders.py::test_batch_backorders_when_stock_runs_out" in notice.message
+
         # open a file by fuzzy name
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"catalog.py")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: "shopcart/catalog.py" in screen.repo_files, what="the file list")
+        await from_palette(pilot, "catalog.py", "shopcart/catalog.py")
+        await wait_for(pilot, lambda: screen.source.path == "shopcart/catalog.py", what="catalog.py opened")
+
+        # change the entrypoint through its modal: the program restarts under pytest
+        await from_palette(pilot, "Change entrypoint", "Change entrypoint…")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen), what="the entrypoint prompt")
+        prompt = app.screen.query_one("#prompt-input")
+        assert prompt.value == "python main.py"
+        prompt.value = "pytest tests/test_orders.py"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.source.path == "shopcart/catalog.py", what="catalog.py opened")
-        # change the entrypoint through its modal
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"Change entrypoint")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, PromptScreen)
-        app.screen.query_one("#prompt-input").value = "pytest tests/test_cart.py"
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        assert session.sent[-1] == ("entrypoint pytest tests/test_cart.py", "human")
+        # a failing test stops post mortem where the stock runs out
+        await stop_at(pilot, "shopcart/inventory.py", 56)
+        assert session.entrypoint_label == "pytest tests/test_orders.py"
+        assert session.status["reason"] == "post_mortem"
+        restart = [e for e in session.events.history if e.kind == ev.PROGRAM_START][-1]
+        assert restart.data["restart"] and restart.data["entrypoint"] == "pytest tests/test_orders.py"
+        assert str(screen.query_one("#sb-entry").content) == "▶ pytest tests/test_orders.py"
 
 
-async def test_theme_switch_persists_in_the_config(session, config_dir):
+async def test_theme_switch_persists_in_the_config(session, repo, config_dir):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         assert app.theme == "dgym-dark"
         app.theme = "dgym-light"
         await pilot.pause()
     assert load_config()["theme"] == "dgym-light"
     assert config_path().parent == config_dir
-    again = DgymApp(FakeSession())
-    assert again.theme == "dgym-light"
-    assert DgymApp(FakeSession(), theme="nord").theme == "nord"
-    assert DgymApp(FakeSession(), theme="no-such-theme").theme == "dgym-dark"
+    # new apps (their sessions not started) read it back
+    assert DgymApp(Session(str(repo), sandbox="local")).theme == "dgym-light"
+    assert DgymApp(Session(str(repo), sandbox="local"), theme="nord").theme == "nord"
+    assert DgymApp(Session(str(repo), sandbox="local"), theme="no-such-theme").theme == "dgym-dark"
 
 
-async def test_errors_show_in_the_source_area_without_a_traceback():
-    class Failing(FakeSession):
-        def start(self):
-            self.state = "error"
-            self.events.emit(ev.ERROR, message="no Docker engine answers: start Docker, or use --sandbox local")
-
-    session = Failing()
+@pytest.mark.parametrize("case", ["empty folder", "no docker engine"])
+async def test_errors_show_in_the_source_area_without_a_traceback(case, tmp_path, sessions, monkeypatch):
+    if case == "empty folder":
+        (tmp_path / "empty").mkdir()
+        session, expected = sessions(path=tmp_path / "empty"), "has no files to copy: nothing to debug there"
+    else:
+        monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
+        session, expected = sessions(sandbox="docker"), "start Docker or use --sandbox local"
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.screen.query_one("#source-message").display, what="the message")
-        text = str(app.screen.query_one("#source-message").render())
-        assert "use --sandbox local" in text and "Traceback" not in text
-        assert "error" in app.screen.query_one(StatusBar).state_text
-        assert any("use --sandbox local" in str(n.message) for n in app._notifications)
-        await pilot.press("n")  # keys with no session give a notice, not a crash
-        await app.workers.wait_for_complete()
+        message = app.main.query_one("#source-message")
+        await wait_for(pilot, lambda: message.display, what="the message")
+        text = str(message.render())
+        assert expected in text and "Traceback" not in text
+        assert session.state == "error" and state_text(app).startswith("error: ")
+        assert any(expected in str(n.message) for n in app._notifications)
+        before = len(app._notifications)
+        await pilot.press("n")  # keys with no pdb give a notice, not a crash
+        await wait_for(pilot, lambda: len(app._notifications) > before, what="the notice")
+        assert isinstance(app.screen, MainScreen) and message.display
 
 
 async def test_transcript_folds_long_output_and_follows_the_end(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        transcript = app.screen.query_one(Transcript)
-        session.events.emit(ev.PDB_OUTPUT, "human", text="\n".join(f"line {i}" for i in range(30)), truncated=False)
-        await pilot.pause(0.2)
-        assert transcript.query("Collapsible")
-        for i in range(40):
-            session.events.emit(ev.PDB_INPUT, "agent", command=f"p {i}")
-        await pilot.pause(0.3)
-        assert transcript.scroll_y == transcript.max_scroll_y > 0
+        await started(pilot)
+        transcript = app.main.query_one(Transcript)
+        # the program prints its catalog and previews on the way to the breakpoint: that folds
+        await asyncio.to_thread(session.set_breakpoint, "shopcart/cart.py", 70)
+        await pilot.press("c")
+        await stop_at(pilot, "shopcart/cart.py", 70)
+        folded = [c for c in transcript.query(Collapsible) if "Catalog: 10 products" in c.title]
+        assert len(folded) == 1 and folded[0].collapsed and folded[0].title.endswith(" lines)")
+
+        for i in range(40):  # the agent works through a list; the view follows
+            await asyncio.to_thread(session.send, f"p {i}", "agent")
+        await wait_for(pilot, lambda: "agent (Pdb) p 39" in transcript_texts(app), what="the last command")
+        await wait_for(pilot, lambda: transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y,
+                       what="the transcript at its end")
         transcript.scroll_home(animate=False)
         await pilot.pause()
-        session.events.emit(ev.PDB_INPUT, "agent", command="p 99")
-        await pilot.pause(0.2)
+        await asyncio.to_thread(session.send, "p 99", "agent")
+        await wait_for(pilot, lambda: "agent (Pdb) p 99" in transcript_texts(app), what="the new entry")
+        await pilot.pause(0.1)
         assert transcript.scroll_y == 0  # the person scrolled up: it stays put
-
-
-async def test_variables_highlight_changes_within_a_frame_and_repaint_on_theme_switch(session):
-    app = DgymApp(session)
-    async with app.run_test(size=SIZE) as pilot:
-        await started(pilot, session)
-        await pilot.press("c")
-        await app.workers.wait_for_complete()
-        variables = app.screen.query_one(VariablesPane)
-        assert variables.changed == set()  # a new frame: nothing to compare with
-        session.status["locals"] = {**session.status["locals"], "qty": "3"}
-        await pilot.press("n")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert variables.changed == {"qty"}
-        def human_style():  # the console repaints its lines in the new theme's colours
-            return next(seg.style for strip in app.screen.query_one("#pdb-log").lines
-                        for seg in strip if seg.text == "human> ")
-
-        dark = human_style()
-        app.theme = "dgym-light"
-        await pilot.pause(0.2)
-        assert human_style() != dark

@@ -397,16 +397,17 @@ class MainScreen(Screen):
     # --- session events --------------------------------------------------------------------
 
     def on_session_events(self, message: SessionEvents) -> None:
-        events = self._deferred + message.events + self.app.take_events()
-        self._deferred = []
+        deferred, self._deferred = self._deferred, []
+        events = deferred + message.events + self.app.take_events()
         if not events:
             return
         if self._backlog is not None:  # an earlier batch waits for its first frame: keep order
             self._backlog.extend(events)
             return
-        if self.app.busy and all(e.kind == ev.PDB_INPUT for e in events):
+        if not deferred and self.app.busy and all(e.kind == ev.PDB_INPUT for e in events):
             # A command just went out; its output and stop usually follow within milliseconds.
-            # Showing them together costs one repaint instead of two.
+            # Showing them together costs one repaint instead of two. Held once: a command that
+            # runs longer shows as running when the grace is over.
             self._deferred = events
             self.set_timer(INPUT_GRACE, lambda: self.on_session_events(SessionEvents([])))
             return
