@@ -366,3 +366,23 @@ def test_one_breakpoint_per_line_and_paths_read_repo_relative(open_session):
     assert commands[0] == "break helpers.py:4" and commands[-1] == "condition 1 v > 1"
     where = s.send("where").output
     assert s.sandbox.root not in where and "main.py(" in where
+
+
+def test_children_expand_one_level_quietly(open_session, repo):
+    (repo / "data.py").write_text(
+        "class Point:\n    def __init__(self):\n        self.x, self.tags = 1, {'a': [1, 2]}\n\n"
+        "p = Point()\nitems = [p, 'two', ()]\nprint('ready')\n")
+    s = open_session("python data.py")
+    s.send("b data.py:7")
+    s.send("c")
+    before = len(s.events.history)
+    kids = s.children("items")
+    assert [(k["name"], k["repr"], k["expandable"]) for k in kids] == [
+        ("0", kids[0]["repr"], True), ("1", "'two'", False), ("2", "()", False)]
+    attrs = s.children(kids[0]["expr"])
+    assert [(k["name"], k["repr"]) for k in attrs] == [("x", "1"), ("tags", "{'a': [1, 2]}")]
+    assert s.children(attrs[1]["expr"]) == [{"name": "'a'", "expr": f"({attrs[1]['expr']})['a']",
+                                             "repr": "[1, 2]", "expandable": True}]
+    assert not [e for e in s.events.history[before:] if e.kind in ("pdb_input", "pdb_output")]
+    with pytest.raises(Exception, match="NameError"):
+        s.children("no_such_name")

@@ -422,6 +422,15 @@ async def test_variables_enter_shows_the_full_value_via_pp(session):
         printed = [e.data["text"] for e in session.events.history if e.kind == ev.PDB_OUTPUT][-1]
         assert printed.startswith("Product(sku='HOO-01'")
         assert str(modal.query_one("#value-text").render()) == printed.rstrip("\n")
+        # The tree opens one level at a time, fetched quietly from pdb when opened.
+        quiet_before = len(pdb_inputs(session))
+        tree = modal.query_one("#value-tree")
+        assert app.focused is tree and not tree.root.children
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: tree.root.children, what="the value's attributes")
+        names = [str(child.label).split(" = ")[0] for child in tree.root.children]
+        assert "sku" in names and "price" in names
+        assert len(pdb_inputs(session)) == quiet_before
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)
 

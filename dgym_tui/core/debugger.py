@@ -125,8 +125,9 @@ class Debugger:
     # --- commands -----------------------------------------------------------------------------
 
     def send(self, command: str, actor: str = HUMAN, timeout: float | None = None,
-             output_cap: int | None = None) -> PdbResult:
-        """Run one pdb command; return what pdb printed (markers stripped) and the new status."""
+             output_cap: int | None = None, quiet: bool = False) -> PdbResult:
+        """Run one pdb command; return what pdb printed (markers stripped) and the new status.
+        quiet: no input/output events (the UI's own look-ups, which are not the person's acts)."""
         command = command.replace("\r", " ").replace("\n", " ")
         cap = output_cap or (UI_OUTPUT_CAP if actor == HUMAN else AGENT_OUTPUT_CAP)
         with self._lock:
@@ -139,9 +140,10 @@ class Debugger:
                 result.output = note + result.output
                 self.events.emit(PDB_OUTPUT, actor, text=note, truncated=False)
                 return result
-            self.events.emit(PDB_INPUT, actor, command=self._relative(command))
+            if not quiet:
+                self.events.emit(PDB_INPUT, actor, command=self._relative(command))
             self.channel.child.send(command + "\n")
-            return self._finish(actor, cap, timeout or self.timeout, command)
+            return self._finish(actor, cap, timeout or self.timeout, command, quiet)
 
     def interrupt(self) -> None:
         """Ctrl-C into the program (from any thread): pdb stops at the line it is running."""
@@ -149,7 +151,8 @@ class Debugger:
         if channel is not None:
             channel.interrupt()
 
-    def _finish(self, actor: str, cap_limit: int, timeout: float, command: str | None) -> PdbResult:
+    def _finish(self, actor: str, cap_limit: int, timeout: float, command: str | None,
+                quiet: bool = False) -> PdbResult:
         """Read up to the next prompt, interrupting (then killing) a command that overruns."""
         cap = OutputCap(cap_limit)
         interrupted = False
@@ -175,7 +178,7 @@ class Debugger:
             status = {"event": "exit", "code": None, "ended": True}
         output = self._relative(_clean(cap.text(), command))
         result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)
-        if output:
+        if output and not quiet:
             self.events.emit(PDB_OUTPUT, actor, text=output, truncated=result.truncated)
         self._apply_status(status, actor, result)
         return result

@@ -7,6 +7,7 @@ threads; listeners of `events` are called on the thread that acted.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -137,6 +138,14 @@ class Session:
 
             self._fail(str(e))
             return PdbResult(output=f"*** {e}\n", exited=True)
+
+    def children(self, expr: str, actor: str = HUMAN) -> list[dict]:
+        """One level of a value's contents (items or attributes), for a variables viewer that
+        expands on demand: [{"name", "expr", "repr", "expandable"}]. Quiet: no console noise."""
+        result = self._ready().send(f"dgym_children {expr}", actor, quiet=True)
+        if result.error or not result.output.strip():
+            raise SandboxError((result.error or "no answer").removeprefix("*** "))
+        return json.loads(result.output.strip().splitlines()[-1])["children"]
 
     def interrupt(self) -> None:
         if self.debugger is not None:

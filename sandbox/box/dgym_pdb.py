@@ -17,6 +17,7 @@ and the process exits; nothing is ever restarted here (the host spawns a new pro
 
 import bdb
 import io
+import itertools
 import json
 import linecache
 import os
@@ -134,6 +135,19 @@ _REPR = _SafeRepr()
 
 def _short(text, limit=REPR_CHARS):
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+CHILDREN_MAX = 200       # children listed by dgym_children
+
+
+def _has_children(value):
+    try:
+        if isinstance(value, (dict, list, tuple, set, frozenset)):
+            return len(value) > 0
+        attrs = getattr(value, "__dict__", None)
+        return isinstance(attrs, dict) and bool(attrs) and not isinstance(value, types.ModuleType)
+    except Exception:
+        return False
 
 
 def _safe_repr(obj):
@@ -527,6 +541,31 @@ class DgymPdb(pdb.Pdb):
         global _QUIT
         _QUIT = _QUIT or not self._dgym_nested
         return super().do_EOF(arg)
+
+    def do_dgym_children(self, arg):
+        """dgym_children EXPR
+        The items of a container, or the attributes of an object, as one JSON line: each with
+        its name, an expression for it, a short repr, and whether it has children of its own.
+        (What the UI's variable viewer expands, one level at a time.)"""
+        try:
+            value = eval(arg, self.curframe.f_globals, self.curframe_locals)
+        except BaseException as e:  # a bad expression is the person's to fix, never fatal
+            self.error(f"{type(e).__name__}: {e}")
+            return
+        if isinstance(value, dict):
+            items = [(repr(k), f"({arg})[{k!r}]", v) for k, v in itertools.islice(value.items(), CHILDREN_MAX)]
+        elif isinstance(value, (list, tuple)):
+            items = [(str(i), f"({arg})[{i}]", v) for i, v in enumerate(value[:CHILDREN_MAX])]
+        elif isinstance(value, (set, frozenset)):
+            items = [(str(i), None, v) for i, v in enumerate(itertools.islice(value, CHILDREN_MAX))]
+        else:
+            attrs = getattr(value, "__dict__", None)
+            attrs = attrs if isinstance(attrs, dict) else {}
+            items = [(k, f"({arg}).{k}", v) for k, v in itertools.islice(attrs.items(), CHILDREN_MAX)]
+        children = [{"name": name, "expr": expr, "repr": _safe_repr(v), "expandable": _has_children(v)}
+                    for name, expr, v in items]
+        total = len(value) if isinstance(value, (dict, list, tuple, set, frozenset)) else len(items)
+        self.message(json.dumps({"children": children, "total": total}, ensure_ascii=True))
 
     def do_debug(self, arg):
         # pdb's own do_debug builds a plain pdb.Pdb, whose prompt would carry no marker.

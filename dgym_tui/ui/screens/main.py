@@ -342,11 +342,12 @@ class MainScreen(Screen):
     @on(VariablesPane.InspectRequested)
     def _inspect(self, event: VariablesPane.InspectRequested) -> None:
         name = event.name
-        loader = None
+        loader = expand = None
         if name.isidentifier() and self.session.state == "stopped":
             # the core's lock orders this after any command in flight; it shows in the console too
             loader = lambda: self.session.send(f"pp {name}").output  # noqa: E731
-        self.app.push_screen(ValueScreen(name, event.value, loader))
+            expand = self.session.children  # one level at a time, quietly, when opened
+        self.app.push_screen(ValueScreen(name, event.value, loader, expand))
 
     # --- the source view -------------------------------------------------------------------
 

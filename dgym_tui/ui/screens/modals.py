@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static, Tree
+from textual.widgets.tree import TreeNode
 
 MODAL_CSS = """
 .dialog { width: 70; max-width: 90%; height: auto; max-height: 90%; padding: 1 2;
@@ -84,28 +86,38 @@ class PromptScreen(ModalScreen[str | None]):
 
 
 class ValueScreen(ModalScreen[None]):
-    """A variable's full value: its short repr at once, then `pp` of it from the session."""
+    """A variable's full value: its short repr at once, then `pp` of it from the session; and,
+    when it has contents, a tree that expands one level at a time, each level fetched from the
+    session only when opened."""
 
     DEFAULT_CSS = MODAL_CSS + """
     ValueScreen { align: center middle; }
     ValueScreen .dialog { width: 90%; height: 80%; }
     ValueScreen VerticalScroll { height: 1fr; background: $panel; padding: 0 1; }
+    ValueScreen Tree { height: 1fr; margin-top: 1; background: $panel; }
     """
-    BINDINGS = [Binding("escape,q,enter", "close", "Close")]
+    BINDINGS = [Binding("escape,q", "close", "Close")]
 
-    def __init__(self, name: str, value: str, loader: Callable[[], str] | None = None) -> None:
+    def __init__(self, name: str, value: str, loader: Callable[[], str] | None = None,
+                 expand: Callable[[str], list[dict]] | None = None) -> None:
         super().__init__()
-        self.var_name, self.value, self.loader = name, value, loader
+        self.var_name, self.value, self.loader, self.expand = name, value, loader, expand
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Content(self.var_name), classes="title")
             with VerticalScroll(can_focus=True):
                 yield Static(Content(self.value), id="value-text")
+            if self.expand is not None:
+                tree: Tree[dict] = Tree(Text(f"{self.var_name} = {self.value}"), id="value-tree",
+                                        data={"expr": self.var_name, "loaded": False})
+                tree.root.allow_expand = True
+                yield tree
             yield Label("evaluating with pp…" if self.loader else "Escape to close", classes="hint", id="value-hint")
 
     def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
+        trees = self.query(Tree)
+        (trees.first() if trees else self.query_one(VerticalScroll)).focus()
         if self.loader:
             self._load()
 
@@ -116,13 +128,37 @@ class ValueScreen(ModalScreen[None]):
         except Exception as e:  # the session may be busy or gone; the short repr stays
             text, hint = None, f"could not evaluate: {e}"
         else:
-            hint = "full value (pp) — Escape to close"
+            hint = "full value (pp); Enter in the tree opens a level — Escape to close"
         self.app.call_from_thread(self._show, text, hint)
 
     def _show(self, text: str | None, hint: str) -> None:
         if text is not None:
             self.query_one("#value-text", Static).update(Content(text.rstrip("\n")))
         self.query_one("#value-hint", Label).update(hint)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
+        node = event.node
+        if node.data and not node.data["loaded"]:
+            node.data["loaded"] = True
+            self._children(node)
+
+    @work(thread=True)
+    def _children(self, node: TreeNode) -> None:
+        try:
+            children = self.expand(node.data["expr"])
+        except Exception as e:
+            children = [{"name": "⚠", "expr": None, "repr": str(e), "expandable": False}]
+        self.app.call_from_thread(self._add_children, node, children)
+
+    def _add_children(self, node: TreeNode, children: list[dict]) -> None:
+        for child in children:
+            label = Text.assemble((child["name"], "bold"), " = ", child["repr"])
+            if child["expandable"] and child["expr"]:
+                node.add(label, data={"expr": child["expr"], "loaded": False})
+            else:
+                node.add_leaf(label)
+        if not children:
+            node.add_leaf(Text("(empty)"))
 
     def action_close(self) -> None:
         self.dismiss(None)
