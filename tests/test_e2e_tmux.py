@@ -41,7 +41,10 @@ class Tmux:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "140", "-y", "45", "-c", cwd,
-                        f"env {exports} {command}; echo DGYM-EXITED-$?; sleep 30"], check=True)
+                        # The pane's size must come from the pane: a COLUMNS/LINES inherited from
+                        # whatever started the tmux server would override it.
+                        f"env -u COLUMNS -u LINES {exports} {command}; echo DGYM-EXITED-$?; sleep 30"],
+                       check=True)
 
     def screen(self) -> str:
         return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True,
