@@ -1,6 +1,6 @@
 """The main screen: tree | source | transcript, variables, stack; pdb console; status bar.
 
-The screen turns session events into pane updates (`handle_event`) and keys into session
+The screen turns session events into pane updates (`_handle_events`) and keys into session
 calls, which always go through the app's command queue (a thread worker), never on this thread.
 Layout is computed in `apply_layout`: a grid whose columns and rows follow the pane sizes, the
 hidden panes and the terminal size (below 100x30 the side panes fold into tabs).
@@ -428,17 +428,20 @@ class MainScreen(Screen):
         self._handle_events(events)
 
     def _handle_events(self, events: list[ev.Event]) -> None:
+        fresh = []
         for event in events:
-            self.handle_event(event)
+            if event.seq and event.seq <= self._last_seq:
+                continue  # already shown (history replayed at mount overlaps live events)
+            self._last_seq = event.seq or self._last_seq
+            fresh.append(event)
+        self.query_one(Transcript).add_events(fresh)
+        for event in fresh:
+            handler = getattr(self, f"_on_{event.kind}", None)
+            if handler is not None:
+                handler(event.data, event.actor)
 
     def handle_event(self, event: ev.Event) -> None:
-        if event.seq and event.seq <= self._last_seq:
-            return  # already shown (history replayed at mount overlaps live events)
-        self._last_seq = event.seq or self._last_seq
-        self.query_one(Transcript).add_event(event)
-        handler = getattr(self, f"_on_{event.kind}", None)
-        if handler is not None:
-            handler(event.data, event.actor)
+        self._handle_events([event])
 
     def _on_progress(self, d: dict, actor: str) -> None:
         self.query_one(StatusBar).set_progress(d.get("message", "working…"))

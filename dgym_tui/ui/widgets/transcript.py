@@ -55,11 +55,15 @@ class Transcript(VerticalScroll, can_focus=True):
             self.scroll_end(animate=False, immediate=True)
 
     def add_event(self, event: ev.Event) -> None:
-        entry = self.render_event(event)
-        if entry is None:
+        self.add_events([event])
+
+    def add_events(self, events: list[ev.Event]) -> None:
+        """Append entries for these events in one mount: one layout pass for a whole command."""
+        entries = [entry for entry in map(self.render_event, events) if entry is not None]
+        if not entries:
             return
         self._following = self.scroll_y >= self.max_scroll_y - 1
-        self.mount(entry)
+        self.mount(*entries)
         extra = len(self.children) - MAX_ENTRIES
         if extra > 0:
             self.remove_children(list(self.children)[:extra])
