@@ -52,7 +52,7 @@ def build_image(base: str = DEFAULT_BASE, tag: str = DEFAULT_IMAGE, network: str
         elif "error" in chunk:
             msg = chunk["error"].strip().splitlines()[-1]
             if "pull access denied" in msg or "not found" in msg or "no such host" in msg:
-                msg += f" (no registry? build a base offline: sandbox/build-offline-base.sh, then --base dgym-tui-base:offline)"
+                msg += " (no registry? build a base offline: sandbox/build-offline-base.sh, then --base dgym-tui-base:offline)"
             raise SandboxError(f"image build failed: {msg}")
     progress(f"built {tag}")
     return image_id or tag

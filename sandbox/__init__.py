@@ -7,8 +7,12 @@ answers and the image exists) and `LocalSandbox` (a temporary copy, NOT isolated
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
+
+if TYPE_CHECKING:
+    from dgym_tui.sandbox.base import Sandbox
 
 __all__ = ["Channel", "DirEntry", "ExecResult", "Sandbox", "SandboxError", "SandboxGone",
            "LocalSandbox", "DockerSandbox", "choose_sandbox"]

@@ -7,7 +7,6 @@ git itself does the matching, so the rules are exactly git's. Nothing here write
 
 from __future__ import annotations
 
-import io
 import os
 import queue
 import stat

@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from conftest import BACKENDS, make_sandbox, require_docker
-from dgym_tui.core.breakpoints import Breakpoint
+from conftest import make_sandbox, require_docker
 from dgym_tui.core.events import AGENT, HUMAN
 from dgym_tui.core.session import Session
 
@@ -103,7 +102,6 @@ def open_session(engine, repo):
         kwargs = {"python": python} if python else {}
         sandbox = make_sandbox(kind, repo, **kwargs)
         session = Session(str(repo), entrypoint=entrypoint, pdb_timeout=timeout, sandbox_obj=sandbox)
-        session.debugger_grace = 1.0
         sessions.append(session)
         session.start()
         assert session.state in ("stopped", "exited"), session.error

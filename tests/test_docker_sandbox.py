@@ -7,11 +7,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from conftest import EXAMPLE, SANDBOX_IMAGE, require_docker, tree_hash
+from conftest import SANDBOX_IMAGE, require_docker, tree_hash
 from dgym_tui.sandbox import SandboxError, SandboxGone, choose_sandbox
 from dgym_tui.sandbox.docker_sandbox import DockerSandbox, LABEL_APP
 

@@ -31,9 +31,6 @@ AGENT_OUTPUT_CAP = 64 * 1024
 UI_OUTPUT_CAP = 1024 * 1024
 SHIM_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1",
             "PYTHON_COLORS": "0", "TERM": "dumb", "PYTHONIOENCODING": "utf-8"}
-# Commands after which pdb may run program code (used to tell the person what was interrupted).
-RESUMING = {"c", "cont", "continue", "n", "next", "s", "step", "r", "return", "unt", "until",
-            "j", "jump", "run", "restart"}
 
 
 @dataclass
