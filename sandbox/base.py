@@ -219,6 +219,15 @@ class Sandbox(ABC):
             out = self.git("diff", "--cached", "--name-only", "-z", from_id or self.baseline or "HEAD")
         return [p for p in out.split("\0") if p]
 
+    def changed_status(self, from_id: str | None = None) -> dict[str, str]:
+        """Like changed_files, with git's status letter for each: A (added), M, D (deleted)."""
+        with self._git_lock:
+            self.git("add", "-A")
+            out = self.git("diff", "--cached", "--name-status", "--no-renames", "-z",
+                           from_id or self.baseline or "HEAD")
+        parts = [p for p in out.split("\0") if p]
+        return {path: status[0] for status, path in zip(parts[::2], parts[1::2])}
+
     def list_files(self) -> list[str]:
         """Every file of the copy (what .gitignore does not exclude), repo-relative."""
         out = self.git("ls-files", "-z", "-co", "--exclude-standard")

@@ -45,9 +45,9 @@ def test_forcing_docker_without_engine_is_an_error_not_a_fallback(tmp_path, monk
     (tmp_path / "a.py").write_text("print(1)\n")
     session = Session(str(tmp_path), sandbox="docker")
     errors = []
-    session.events.subscribe(lambda e: errors.append(e.data["message"]) if e.kind == "error" else None)
+    session.events.subscribe(lambda e: errors.append(e.data.message) if e.kind == "error" else None)
     session.start()
-    assert session.state == "error" and session.sandbox is None
+    assert session.state.program == "error" and session.sandbox is None
     assert len(errors) == 1 and "no Docker engine answers" in errors[0] and "dgym-tui doctor" in errors[0]
 
 

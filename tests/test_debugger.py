@@ -104,7 +104,7 @@ def open_session(engine, repo):
         session = Session(str(repo), entrypoint=entrypoint, pdb_timeout=timeout, sandbox_obj=sandbox)
         sessions.append(session)
         session.start()
-        assert session.state in ("stopped", "exited"), session.error
+        assert session.state.program in ("stopped", "exited"), session.error
         if session.debugger:
             session.debugger.grace = 1.0
         return session
@@ -116,42 +116,44 @@ def open_session(engine, repo):
 
 def test_first_stop_and_stepping(open_session):
     s = open_session("python main.py 4")
-    assert (s.status["file"], s.status["line"], s.status["reason"]) == ("main.py", 1, "start")
+    assert (s.state.stop.file, s.state.stop.line, s.state.stop.reason) == ("main.py", 1, "start")
     r = s.send("n")
-    assert r.status["line"] == 2 and r.status["reason"] == "step"
+    assert r.stop.line == 2 and r.stop.reason == "step"
     r = s.send("b helpers.py:4")
     assert r.output.startswith("Breakpoint 1 at ") and r.output.strip().endswith("helpers.py:4")
     r = s.send("c")
-    assert (r.status["file"], r.status["line"], r.status["function"]) == ("helpers.py", 4, "total")
-    assert r.status["reason"] == "breakpoint"
-    assert r.status["locals"]["values"] == "[0, 1, 2, 3]"
-    assert [f["function"] for f in r.status["stack"]] == ["<module>", "main", "total"]
+    assert (r.stop.file, r.stop.line, r.stop.function) == ("helpers.py", 4, "total")
+    assert r.stop.reason == "breakpoint"
+    assert r.stop.locals["values"] == "[0, 1, 2, 3]"
+    assert [f.function for f in r.stop.stack] == ["<module>", "main", "total"]
     r = s.send("u")
-    assert r.status["function"] == "main" and r.status["frame_index"] == 1
+    assert r.stop.function == "main" and r.stop.frame_index == 1
     assert s.send("p n").output == "4\n"
-    assert s.send("d").status["function"] == "total"
+    assert s.send("d").stop.function == "total"
 
 
 def test_events_record_both_actors(open_session):
     s = open_session("python main.py")
     s.send("n", actor=HUMAN)
     s.send("p 6 * 7", actor=AGENT)
-    inputs = [(e.actor, e.data["command"]) for e in s.events.history if e.kind == "pdb_input"]
-    outputs = [(e.actor, e.data["text"]) for e in s.events.history if e.kind == "pdb_output"]
+    inputs = [(e.actor, e.data.command) for e in s.events.history if e.kind == "pdb_input"]
+    outputs = [(e.actor, e.data.text) for e in s.events.history if e.kind == "pdb_output"]
     assert inputs == [(HUMAN, "n"), (AGENT, "p 6 * 7")]
     assert (AGENT, "42\n") in outputs
     stops = [e for e in s.events.history if e.kind == "stop"]
-    assert [e.data["line"] for e in stops] == [1, 2]
+    assert [e.data.line for e in stops] == [1, 2]
 
 
 def test_program_end_then_restart(open_session):
     s = open_session("python main.py 3")
     r = s.send("c")
     assert r.exited and r.exit_code == 0 and "result 3" in r.output
-    assert s.state == "exited"
+    assert s.state.program == "exited"
     r = s.send("n")
-    assert r.restarted and "it was restarted" in r.output and s.status["line"] == 1
-    assert s.state == "stopped"
+    # `n` after the end starts the program again, as `python -m pdb` does (no breakpoint: it
+    # stays at the start)
+    assert r.restarted and "Starting the program again" in r.output and s.state.stop.line == 1
+    assert s.state.program == "stopped"
 
 
 def test_sys_exit_code(open_session):
@@ -159,16 +161,16 @@ def test_sys_exit_code(open_session):
     r = s.send("c")
     assert r.exited and r.exit_code == 3 and "bye" in r.output
     exits = [e.data for e in s.events.history if e.kind == "program_exit"]
-    assert exits[-1]["code"] == 3 and "exited with code 3" in exits[-1]["message"]
+    assert exits[-1].code == 3 and "exited with code 3" in exits[-1].message
 
 
 def test_uncaught_exception_goes_post_mortem(open_session):
     s = open_session("python crash.py")
     r = s.send("c")
     assert "Traceback" in r.output and "KeyError: 'missing'" in r.output
-    assert r.status["reason"] == "post_mortem"
-    assert r.status["exception"] == {"type": "KeyError", "message": "'missing'"}
-    assert (r.status["file"], r.status["line"]) == ("crash.py", 2)
+    assert r.stop.reason == "post_mortem"
+    assert (r.stop.exception.type, r.stop.exception.message) == ("KeyError", "'missing'")
+    assert (r.stop.file, r.stop.line) == ("crash.py", 2)
     assert s.send("p d").output == "{'present': 1}\n"
     r = s.send("c")
     assert r.exited
@@ -185,9 +187,9 @@ def test_pytest_entrypoint_lands_on_the_failure(open_session, engine):
     if python and not _has_pytest(python):
         pytest.skip(f"pytest is not installed for {python}")
     s = open_session("pytest tests/test_things.py")
-    assert s.status["reason"] == "post_mortem", s.status
-    assert s.status["file"] == "tests/test_things.py" and s.status["function"] == "test_bad"
-    assert s.status["exception"]["type"] == "AssertionError"
+    assert s.state.stop.reason == "post_mortem", s.state.stop
+    assert s.state.stop.file == "tests/test_things.py" and s.state.stop.function == "test_bad"
+    assert s.state.stop.exception.type == "AssertionError"
     assert s.send("p values").output == "[1, 2, 3]\n"
 
 
@@ -198,8 +200,8 @@ def test_pytest_breakpoint_in_library_code(open_session, engine, repo):
     s = open_session("pytest tests/test_things.py::test_ok")
     s.set_breakpoint("helpers.py", 3)
     s.restart()
-    assert (s.status["file"], s.status["line"], s.status["reason"]) == ("helpers.py", 3, "breakpoint")
-    assert s.status["locals"]["values"] == "[1, 2]"
+    assert (s.state.stop.file, s.state.stop.line, s.state.stop.reason) == ("helpers.py", 3, "breakpoint")
+    assert s.state.stop.locals["values"] == "[1, 2]"
 
 
 def test_endless_loop_is_interrupted(open_session):
@@ -208,7 +210,7 @@ def test_endless_loop_is_interrupted(open_session):
     r = s.send("c")
     assert time.monotonic() - start < 8
     assert r.interrupted and "interrupted" in r.output
-    assert r.status["file"] == "loop.py" and r.status["line"] in (2, 3)
+    assert r.stop.file == "loop.py" and r.stop.line in (2, 3)
     assert int(s.send("p i").output) > 0
     assert any(e.kind == "interrupted" for e in s.events.history)
 
@@ -220,14 +222,14 @@ def test_interrupt_from_another_thread(open_session):
     threading.Timer(0.5, s.interrupt).start()
     start = time.monotonic()
     r = s.send("c")
-    assert time.monotonic() - start < 5 and r.status["file"] == "loop.py"
+    assert time.monotonic() - start < 5 and r.stop.file == "loop.py"
 
 
 def test_program_ignoring_sigint_is_killed_and_restarted(open_session):
     s = open_session("python stubborn.py", timeout=1.0)
     r = s.send("c")
     assert r.interrupted and r.restarted and "killed and restarted" in r.output
-    assert s.status["line"] == 1 and s.state == "stopped"
+    assert s.state.stop.line == 1 and s.state.program == "stopped"
 
 
 def test_flood_of_output_is_capped_and_engine_stays_fast(open_session):
@@ -244,7 +246,7 @@ def test_spoofed_prompt_and_marker_are_plain_output(open_session):
     s = open_session("python spoof.py")
     s.send("b spoof.py:5")
     r = s.send("c")
-    assert r.status["line"] == 5 and not r.exited
+    assert r.stop.line == 5 and not r.exited
     assert r.output.count("(Pdb) ") == 3 and "dgym:00ff00ff00ff00ff" in r.output
     assert s.send("p x").output == "42\n"
 
@@ -255,7 +257,7 @@ def test_program_reading_stdin_does_not_hang(open_session):
     r = s.send("c")
     # The program's stdin is empty (the terminal carries pdb commands): input() fails at once.
     assert time.monotonic() - start < 4 and not r.interrupted
-    assert r.status["reason"] == "post_mortem" and r.status["exception"]["type"] == "EOFError"
+    assert r.stop.reason == "post_mortem" and r.stop.exception.type == "EOFError"
 
 
 def test_thread_that_runs_forever_does_not_hang_the_end(open_session):
@@ -269,11 +271,11 @@ def test_thread_that_runs_forever_does_not_hang_the_end(open_session):
 @pytest.mark.parametrize("entry, message", [("python nope.py", "nope.py"), ("python syntax_error.py", "SyntaxError")])
 def test_bad_entrypoint_is_a_clear_message_and_engine_usable(open_session, entry, message):
     s = open_session(entry)
-    assert s.state == "exited"
-    outputs = " ".join(e.data["text"] for e in s.events.history if e.kind == "pdb_output")
+    assert s.state.program == "exited"
+    outputs = " ".join(e.data.text for e in s.events.history if e.kind == "pdb_output")
     assert message in outputs and "Traceback" not in outputs
     r = s.set_entrypoint("python main.py")
-    assert r.status["file"] == "main.py"
+    assert r.stop.file == "main.py"
 
 
 def test_unknown_empty_and_long_commands(open_session):
@@ -281,7 +283,7 @@ def test_unknown_empty_and_long_commands(open_session):
     assert s.send("frobnicate").error.startswith("*** NameError")
     s.send("n")
     r = s.send("")  # pdb repeats the last command
-    assert r.status is not None
+    assert r.stop is not None
     long = "p len('" + "a" * 10_000 + "')"
     assert s.send(long).output.strip() == "10000"
 
@@ -309,7 +311,7 @@ def test_breakpoints_survive_restarts_with_their_state(open_session):
     after = [(b.file, b.line, b.cond, b.enabled, b.temporary, b.ignore, b.actor) for b in s.breakpoints.items()]
     assert after == before
     r = s.send("c")  # the disabled one on main.py:7 is passed; the conditional stops when v == 2
-    assert (r.status["file"], r.status["line"], r.status["locals"]["v"]) == ("helpers.py", 4, "2")
+    assert (r.stop.file, r.stop.line, r.stop.locals["v"]) == ("helpers.py", 4, "2")
     assert "No breakpoints." != s.breakpoints.listing()
 
 
@@ -327,7 +329,7 @@ def test_breakpoints_move_with_a_patch(open_session):
     assert [(b.file, b.line) for b in s.breakpoints.items()] == [("helpers.py", 6)]
     s.restart()
     r = s.send("c")
-    assert (r.status["file"], r.status["line"]) == ("helpers.py", 6)
+    assert (r.stop.file, r.stop.line) == ("helpers.py", 6)
 
 
 def test_sandbox_dying_mid_command_is_reported_and_restartable(open_session, engine):
@@ -347,11 +349,11 @@ def test_sandbox_dying_mid_command_is_reported_and_restartable(open_session, eng
     killer.start()
     r = s.send("c")
     killer.join()
-    assert r.exited and s.state == "error" and "restart the sandbox" in s.error
-    assert [e.data["message"] for e in s.events.history if e.kind == "error"] == [s.error]
+    assert r.exited and s.state.program == "error" and "restart the sandbox" in s.error
+    assert [e.data.message for e in s.events.history if e.kind == "error"] == [s.error]
     r = s.restart_sandbox()
-    assert s.state == "stopped" and r.status["line"] == 1
-    assert s.send("n").status["line"] == 2
+    assert s.state.program == "stopped" and r.stop.line == 1
+    assert s.send("n").stop.line == 2
 
 
 def test_one_breakpoint_per_line_and_paths_read_repo_relative(open_session):
@@ -360,7 +362,7 @@ def test_one_breakpoint_per_line_and_paths_read_repo_relative(open_session):
     assert s.set_breakpoint("helpers.py", 4) == "Breakpoint 1 is already at helpers.py:4"
     s.set_breakpoint("helpers.py", 4, cond="v > 1")
     assert [(b.line, b.cond) for b in s.breakpoints.items()] == [(4, "v > 1")]
-    commands = [e.data["command"] for e in s.events.history if e.kind == "pdb_input"]
+    commands = [e.data.command for e in s.events.history if e.kind == "pdb_input"]
     assert commands[0] == "break helpers.py:4" and commands[-1] == "condition 1 v > 1"
     where = s.send("where").output
     assert s.sandbox.root not in where and "main.py(" in where

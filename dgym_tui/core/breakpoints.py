@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass
@@ -32,17 +32,20 @@ class Breakpoint:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def describe(self) -> str:
+    def label(self) -> str:
+        """Where it is and what qualifies it, as people read it: `cart.py:70 if qty > 10`."""
         flags = [] if self.enabled else ["disabled"]
         if self.temporary:
             flags.append("temporary")
-        if self.cond:
-            flags.append(f"if {self.cond}")
         if self.ignore:
             flags.append(f"ignore next {self.ignore}")
+        cond = f" if {self.cond}" if self.cond else ""
+        return f"{self.file}:{self.line}{cond}" + (f" ({', '.join(flags)})" if flags else "")
+
+    def describe(self) -> str:
+        """One line of a listing: pdb's number, the label, who set it."""
         num = f"{self.number}" if self.number is not None else "-"
-        extra = f" ({', '.join(flags)})" if flags else ""
-        return f"{num:>3} {self.file}:{self.line}{extra} [{self.actor}]"
+        return f"{num:>3} {self.label()} [{self.actor}]"
 
 
 class BreakpointRegistry:
@@ -56,6 +59,10 @@ class BreakpointRegistry:
 
     def as_dicts(self) -> list[dict]:
         return [bp.to_dict() for bp in self.items()]
+
+    def snapshot(self) -> list[Breakpoint]:
+        """Copies, for an event: later changes to the registry must not change what was emitted."""
+        return [replace(bp) for bp in self.items()]
 
     def find(self, file: str, line: int) -> Breakpoint | None:
         return next((bp for bp in self.items() if bp.key == (file, line)), None)

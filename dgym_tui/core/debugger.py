@@ -20,8 +20,8 @@ import pexpect
 
 from dgym_tui.core.breakpoints import Breakpoint, BreakpointRegistry
 from dgym_tui.core.entrypoint import Entrypoint
-from dgym_tui.core.events import (BREAKPOINTS, HUMAN, INTERRUPTED, PDB_INPUT, PDB_OUTPUT,
-                                  PROGRAM_EXIT, PROGRAM_START, STOP, EventBus)
+from dgym_tui.core.events import (HUMAN, Breakpoints, EventBus, Interrupted, Notice, PdbInput,
+                                  PdbOutput, ProgramExit, ProgramStart, Stop)
 from dgym_tui.sandbox import Sandbox, SandboxError, SandboxGone
 from dgym_tui.sandbox.base import OutputCap
 
@@ -36,7 +36,7 @@ SHIM_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR":
 @dataclass
 class PdbResult:
     output: str
-    status: dict | None = None
+    stop: Stop | None = None
     exited: bool = False
     exit_code: int | None = None
     truncated: bool = False
@@ -58,6 +58,9 @@ class _Ended(Exception):
 
 
 class Debugger:
+    """One pdb process at a time. Not thread-safe on its own: the session's runner calls it from
+    one thread; only interrupt() may come from another."""
+
     def __init__(self, sandbox: Sandbox, entrypoint: Entrypoint, breakpoints: BreakpointRegistry,
                  events: EventBus, timeout: float = 30.0, grace: float = 3.0,
                  start_timeout: float = 120.0, rows: int = 50, cols: int = 200):
@@ -67,7 +70,7 @@ class Debugger:
         self.rows, self.cols = rows, cols
         self.channel = None
         self.nonce = ""
-        self.status: dict | None = None
+        self.stop: Stop | None = None
         self.state = "idle"  # idle | running | stopped | exited
         self.exit_code: int | None = None
         self._lock = threading.RLock()
@@ -83,9 +86,10 @@ class Debugger:
             self._marker = re.compile(
                 re.escape(f"\x1b_dgym:{self.nonce}:") + r"(\{.*?\})\x1b\\\r?\n")
             self._pending = ""
+            self.stop = None
             argv = [self.sandbox.python, f"{self.sandbox.box_dir}/dgym_pdb.py", *self.entrypoint.shim_args()]
-            self.events.emit(PROGRAM_START, actor, argv=argv, entrypoint=self.entrypoint.label,
-                             restart=restart, reason=reason)
+            self.events.emit(ProgramStart(argv=argv, entrypoint=self.entrypoint.label, restart=restart,
+                                          reason=reason), actor)
             self.channel = self.sandbox.spawn(argv, env=SHIM_ENV, rows=self.rows, cols=self.cols)
             self.state = "running"
             self.exit_code = None
@@ -99,7 +103,7 @@ class Debugger:
                 self.state = "exited"
                 raise SandboxError(f"pdb did not start in the sandbox: {output.strip()[-300:] or 'no output'}")
             self.channel.child.send(f"{self.nonce}\n{restore}\n")
-            result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None)
+            result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None, first=True)
             result.restarted = restart
             return result
 
@@ -123,22 +127,15 @@ class Debugger:
 
     def send(self, command: str, actor: str = HUMAN, timeout: float | None = None,
              output_cap: int | None = None, quiet: bool = False) -> PdbResult:
-        """Run one pdb command; return what pdb printed (markers stripped) and the new status.
-        quiet: no input/output events (the UI's own look-ups, which are not the person's acts)."""
+        """Run one pdb command; return what pdb printed (markers stripped) and the new stop.
+        quiet: no input/output events (the views' own look-ups, which are not anyone's acts)."""
         command = command.replace("\r", " ").replace("\n", " ")
         cap = output_cap or (UI_OUTPUT_CAP if actor == HUMAN else AGENT_OUTPUT_CAP)
         with self._lock:
             if self.state in ("idle", "exited") or self.channel is None:
-                previous = self.exit_code
-                self.events.emit(PDB_INPUT, actor, command=self._relative(command))
-                result = self.start(actor, restart=True, reason="the next command after the program ended")
-                note = (f"The program had ended (exit code {previous}); it was restarted "
-                        f"and '{command}' was not run.\n")
-                result.output = note + result.output
-                self.events.emit(PDB_OUTPUT, actor, text=note, truncated=False)
-                return result
+                raise SandboxError("the program is not running: restart it")
             if not quiet:
-                self.events.emit(PDB_INPUT, actor, command=self._relative(command))
+                self.events.emit(PdbInput(command=self._relative(command)), actor)
             self.channel.child.send(command + "\n")
             return self._finish(actor, cap, timeout or self.timeout, command, quiet)
 
@@ -146,10 +143,13 @@ class Debugger:
         """Ctrl-C into the program (from any thread): pdb stops at the line it is running."""
         channel = self.channel
         if channel is not None:
-            channel.interrupt()
+            try:
+                channel.interrupt()
+            except OSError:
+                pass  # the process is already gone: nothing to interrupt
 
     def _finish(self, actor: str, cap_limit: int, timeout: float, command: str | None,
-                quiet: bool = False) -> PdbResult:
+                quiet: bool = False, first: bool = False) -> PdbResult:
         """Read up to the next prompt, interrupting (then killing) a command that overruns."""
         cap = OutputCap(cap_limit)
         interrupted = False
@@ -164,7 +164,7 @@ class Debugger:
                     note = f"[interrupted: still running after {timeout:g} s; stopped where it was]"
                 except _Timeout:
                     return self._kill_and_restart(actor, cap, timeout)
-                self.events.emit(INTERRUPTED, actor, message=note)
+                self.events.emit(Interrupted(message=note), actor)
                 cap.feed("\n" + note + "\n")
         except _Ended:
             if not self.sandbox.alive():
@@ -176,17 +176,25 @@ class Debugger:
         output = self._relative(_clean(cap.text(), command))
         result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)
         if output and not quiet:
-            self.events.emit(PDB_OUTPUT, actor, text=output, truncated=result.truncated)
+            self.events.emit(PdbOutput(text=output, truncated=result.truncated), actor)
+        if first and status.get("errors"):  # breakpoints that could not be restored
+            for error in status["errors"]:
+                self.events.emit(Notice(message=f"breakpoint not restored: {self._relative(error)}"), actor)
         self._apply_status(status, actor, result)
+        if result.exited and status.get("restart"):
+            # pdb's own `restart` / `run`: the shim ended so that a fresh process runs the program
+            again = self.start(actor, restart=True, reason="restart typed in pdb")
+            again.output = output + again.output
+            return again
         return result
 
     def _kill_and_restart(self, actor: str, cap: OutputCap, timeout: float) -> PdbResult:
         output = self._relative(_clean(cap.text(), None))
         if output:
-            self.events.emit(PDB_OUTPUT, actor, text=output, truncated=cap.dropped > 0)
+            self.events.emit(PdbOutput(text=output, truncated=cap.dropped > 0), actor)
         message = (f"the program ran over {timeout:g} s and ignored Ctrl-C for {self.grace:g} s: "
                    "it was killed and restarted")
-        self.events.emit(INTERRUPTED, actor, message=message)
+        self.events.emit(Interrupted(message=message), actor)
         result = self.start(actor, restart=True, reason="killed after ignoring Ctrl-C")
         result.output = output + f"\n[{message}]\n" + result.output
         result.interrupted = True
@@ -196,19 +204,26 @@ class Debugger:
         if status.get("event") == "exit":
             self.state = "exited"
             self.exit_code = status.get("code")
+            self.stop = None
             result.exited, result.exit_code = True, self.exit_code
             self._close_channel()
-            message = ("the pdb process ended unexpectedly (killed, or the sandbox stopped)"
-                       if status.get("ended") else f"the program exited with code {self.exit_code}")
-            self.events.emit(PROGRAM_EXIT, actor, code=self.exit_code, message=message)
+            if status.get("restart"):
+                message = "pdb restarts the program"
+            elif status.get("ended"):
+                message = "the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+            else:
+                message = f"the program exited with code {self.exit_code}"
+            self.events.emit(ProgramExit(code=self.exit_code, message=message), actor)
             return
         self.state = "stopped"
-        previous, self.status = self.status, status
-        result.status = status
+        stop = Stop.from_status(status)
+        previous, self.stop = self.stop, stop
+        result.stop = stop
         if self.breakpoints.sync(status.get("breakpoints", []), actor):
-            self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
-        if status.get("reason") != "command" or _where(previous) != _where(status):
-            self.events.emit(STOP, actor, **status)
+            self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
+        # A command that changed nothing a view shows (`p x`) emits no stop.
+        if stop.reason != "command" or not stop.same_view(previous):
+            self.events.emit(stop, actor)
 
     def _read_to_marker(self, cap: OutputCap, deadline: float) -> dict:
         """Feed program/pdb output to `cap` until our marker and the prompt after it arrive."""
@@ -273,7 +288,7 @@ class Debugger:
         if self.state != "stopped":
             self.breakpoints.add(Breakpoint(self.sandbox.rel_path(file), line, cond=cond,
                                             temporary=temporary, actor=actor))
-            self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
+            self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
             return f"Breakpoint at {file}:{line} will be set when the program starts"
         existing = self.breakpoints.find(self.sandbox.rel_path(file), line)
         if existing is not None and existing.number is not None:
@@ -288,7 +303,7 @@ class Debugger:
     def clear_breakpoint(self, file: str, line: int, actor: str = HUMAN) -> str:
         if self.state != "stopped":
             self.breakpoints.remove(self.sandbox.rel_path(file), line)
-            self.events.emit(BREAKPOINTS, actor, breakpoints=self.breakpoints.as_dicts())
+            self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
             return f"Deleted breakpoint at {file}:{line}"
         return self.send(f"clear {self._abs(file)}:{line}", actor).output.strip()
 
@@ -296,12 +311,6 @@ class Debugger:
         if self.breakpoints.find(self.sandbox.rel_path(file), line) and cond is None:
             return self.clear_breakpoint(file, line, actor)
         return self.set_breakpoint(file, line, cond=cond, actor=actor)
-
-
-def _where(status: dict | None):
-    if not status:
-        return None
-    return (status.get("file"), status.get("line"), status.get("function"), status.get("frame_index"))
 
 
 def _clean(text: str, command: str | None) -> str:

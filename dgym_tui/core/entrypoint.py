@@ -37,6 +37,24 @@ class Entrypoint:
         return [self.target, *self.args]
 
 
+# pytest options whose value is the next word (`-k expr`): kept with their option when narrowing
+_PYTEST_VALUE_OPTIONS = {"-k", "-m", "-p", "-c", "-o", "-W", "-r", "--deselect", "--ignore",
+                         "--rootdir", "--confcutdir", "--maxfail", "--tb"}
+
+
+def narrowed(entrypoint: Entrypoint, node_ids: list[str]) -> Entrypoint:
+    """A pytest entrypoint that runs only these tests: its options kept, its paths replaced."""
+    options: list[str] = []
+    args = list(entrypoint.args)
+    while args:
+        word = args.pop(0)
+        if word.startswith("-"):
+            options.append(word)
+            if word in _PYTEST_VALUE_OPTIONS and args:
+                options.append(args.pop(0))
+    return Entrypoint("pytest", "", tuple(options) + tuple(node_ids))
+
+
 def parse_entrypoint(spec: str) -> Entrypoint:
     try:
         words = shlex.split(spec)

@@ -1,69 +1,403 @@
-"""The session's event log: everything that happens, in order, attributed to an actor.
+"""The session's event stream: everything that happens, in order, attributed to an actor.
 
-The UI panes, the session file and the headless printer are all views of this one stream, so
-replay is feeding recorded events to the same views. Events are plain data (JSON-ready dicts),
-never objects of the UI.
+The UI panes, the session file, the agent's observations and replay are all views of this one
+stream. Each event kind has one payload class below (its fields are the documented shape, see
+README "Events"); `Event.to_dict()` / `Event.from_dict()` turn events into JSON-ready dicts and
+back, so a recorded stream folds into the same `DebugState` as a live one. Payloads are plain
+data, never objects of the UI. `SCHEMA` is bumped whenever a payload changes incompatibly.
+
+Delivery (`EventBus`) is ordered and lossless: every listener sees every event exactly once, in
+seq order, whichever thread emitted it; a listener subscribed late is first given the history.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import threading
 import time
+import types
+import typing
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from dgym_tui.core.breakpoints import Breakpoint
+
+SCHEMA = 1
 
 HUMAN = "human"
 AGENT = "agent"
 SYSTEM = "system"
-
-# Event kinds. data fields are listed beside each.
-PROGRESS = "progress"            # message, step ("sandbox" | "image" | "pdb")
-SANDBOX_READY = "sandbox_ready"  # kind, description, isolated, root, skipped, warning
-PDB_INPUT = "pdb_input"          # command
-PDB_OUTPUT = "pdb_output"        # text, truncated
-STOP = "stop"                    # the shim's status: reason, file, line, function, stack, locals...
-PROGRAM_EXIT = "program_exit"    # code, message
-PROGRAM_START = "program_start"  # argv, restart (bool), reason
-BREAKPOINTS = "breakpoints"      # breakpoints: list of Breakpoint dicts
-INTERRUPTED = "interrupted"      # message (auto-interrupt after a timeout, or a kill + restart)
-ERROR = "error"                  # message (one line, with the fix)
-CHECKPOINT = "checkpoint"        # id, message
-TESTS = "tests"                  # passed, failed, errors, failing (list of node ids), output
+ACTORS = (HUMAN, AGENT, SYSTEM)
 
 
-@dataclass
-class Event:
-    kind: str
-    data: dict = field(default_factory=dict)
-    actor: str = SYSTEM
-    seq: int = 0
-    ts: float = 0.0
+class Payload:
+    """Base of every payload: a dataclass with a class-level `kind`."""
+
+    kind: ClassVar[str] = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return dataclasses.asdict(self)
+
+
+PAYLOADS: dict[str, type[Payload]] = {}
+
+
+def payload(cls):
+    """Class decorator: a frozen dataclass registered under its kind."""
+    cls = dataclass(frozen=True)(cls)
+    PAYLOADS[cls.kind] = cls
+    return cls
+
+
+# --- the session and its sandbox -------------------------------------------------------------
+
+@payload
+class SessionStarted(Payload):
+    """First event of every session: what was asked for."""
+
+    kind: ClassVar[str] = "session_started"
+    schema: int
+    version: str
+    repo: str
+    repo_name: str
+    sandbox: str                 # asked for: auto | docker | bwrap | local
+    entrypoint: str | None       # as given (None: detected from the repo)
+
+
+@payload
+class Progress(Payload):
+    kind: ClassVar[str] = "progress"
+    message: str
+    step: str = ""               # sandbox | pdb | tests | ...
+
+
+@payload
+class SandboxReady(Payload):
+    """The sandbox is up with the repo copy committed as its baseline."""
+
+    kind: ClassVar[str] = "sandbox_ready"
+    backend: str                 # docker | bwrap | local
+    description: str
+    isolated: bool
+    root: str                    # the copy's path inside the sandbox
+    baseline: str                # the baseline commit in the sandbox's own git repository
+    files: list[str]             # every file of the copy at the baseline, repo-relative
+    skipped: list[str] = field(default_factory=list)   # left out of the copy (outside symlinks)
+    warning: str | None = None   # e.g. why it fell back to a local copy
+    python: str = "python3"      # the interpreter that runs the program
+
+
+@payload
+class Changes(Payload):
+    """Files of the copy that differ from the baseline: path -> A (added), M, D (deleted)."""
+
+    kind: ClassVar[str] = "changes"
+    changed: dict[str, str]
+
+
+@payload
+class FileContent(Payload):
+    """A file as the session read it for a view. Content is recorded once per hash: `text` is
+    None when an earlier event of the stream already carried the same `sha`."""
+
+    kind: ClassVar[str] = "file"
+    path: str                    # repo-relative, or absolute for files outside the repo
+    sha: str                     # sha256 of the text
+    text: str | None
+
+
+@payload
+class Checkpoint(Payload):
+    """A git commit in the sandbox; `patch` is the diff from the previous checkpoint."""
+
+    kind: ClassVar[str] = "checkpoint"
+    id: str
+    message: str
+    patch: str = ""
+
+
+# --- the program under pdb ---------------------------------------------------------------------
+
+@payload
+class ProgramStart(Payload):
+    kind: ClassVar[str] = "program_start"
+    argv: list[str]
+    entrypoint: str              # as a person would type it
+    restart: bool = False
+    reason: str = ""
+
+
+@payload
+class PdbInput(Payload):
+    kind: ClassVar[str] = "pdb_input"
+    command: str
+
+
+@payload
+class PdbOutput(Payload):
+    """What pdb and the program printed (markers stripped, repo paths made relative)."""
+
+    kind: ClassVar[str] = "pdb_output"
+    text: str
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str | None
+    line: int | None
+    function: str | None
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    type: str
+    message: str
+
+
+@payload
+class Stop(Payload):
+    """pdb is at its prompt. `reason`: start | step | breakpoint | return | exception |
+    post_mortem | command (a command that moved nothing, e.g. `up`)."""
+
+    kind: ClassVar[str] = "stop"
+    reason: str
+    file: str | None
+    line: int | None
+    function: str | None
+    stack: list[Frame] = field(default_factory=list)   # outermost first
+    frame_index: int = 0         # the selected frame in `stack`
+    locals: dict[str, str] = field(default_factory=dict)  # name -> short repr
+    locals_truncated: int = 0    # names left out
+    exception: ExceptionInfo | None = None
+    test: str | None = None      # pytest: the node id of the test being run
+    pid: int | None = None
+
+    @classmethod
+    def from_status(cls, status: dict) -> Stop:
+        """From the shim's marker status (sandbox/box/dgym_pdb.py)."""
+        exc = status.get("exception")
+        return cls(reason=status.get("reason") or "command", file=status.get("file"),
+                   line=status.get("line"), function=status.get("function"),
+                   stack=[Frame(f.get("file"), f.get("line"), f.get("function"))
+                          for f in status.get("stack") or ()],
+                   frame_index=status.get("frame_index") or 0,
+                   locals=dict(status.get("locals") or {}),
+                   locals_truncated=status.get("locals_truncated") or 0,
+                   exception=ExceptionInfo(exc.get("type", ""), exc.get("message", "")) if exc else None,
+                   test=status.get("test"), pid=status.get("pid"))
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def same_view(self, other: Stop | None) -> bool:
+        """Whether a view would show nothing new (the reason aside)."""
+        return other is not None and dataclasses.replace(other, reason=self.reason) == self
+
+
+@payload
+class ProgramExit(Payload):
+    kind: ClassVar[str] = "program_exit"
+    code: int | None             # None: pdb ended without an exit status (quit, killed)
+    message: str
+
+
+@payload
+class Breakpoints(Payload):
+    """Every breakpoint of the session, after any change (pdb's numbers, hits, who set it)."""
+
+    kind: ClassVar[str] = "breakpoints"
+    breakpoints: list[Breakpoint]
+
+
+@payload
+class Interrupted(Payload):
+    kind: ClassVar[str] = "interrupted"
+    message: str
+
+
+@payload
+class Error(Payload):
+    """Something failed; `message` is one line with the fix. `fatal`: the session cannot go on
+    until the person acts (the sandbox did not start, or died)."""
+
+    kind: ClassVar[str] = "error"
+    message: str
+    fatal: bool = False
+
+
+@payload
+class Notice(Payload):
+    """Worth a person's attention, nothing failed (e.g. a breakpoint not restored)."""
+
+    kind: ClassVar[str] = "notice"
+    message: str
+    level: str = "warning"       # info | warning
+
+
+@payload
+class Tests(Payload):
+    kind: ClassVar[str] = "tests"
+    passed: int
+    failed: int
+    errors: int
+    failing: list[str]           # node ids
+    output: str                  # the tail of pytest's output
+    exit_code: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.errors and self.exit_code in (0, None)
+
+    def summary(self) -> str:
+        return f"{self.passed} passed, {self.failed} failed, {self.errors} errors"
+
+
+# --- calls: who asked for what -----------------------------------------------------------------
+
+@payload
+class CallStarted(Payload):
+    """The runner started a named call (see core/runner.py). `lane`: act (the debugger and the
+    workspace, one at a time) or look (read-only look-ups for the views)."""
+
+    kind: ClassVar[str] = "call_started"
+    id: int
+    name: str
+    args: dict[str, Any]
+    lane: str = "act"
+
+
+@payload
+class CallFinished(Payload):
+    kind: ClassVar[str] = "call_finished"
+    id: int
+    name: str
+    ok: bool
+    error: str | None = None
+    duration_ms: float = 0.0
+    lane: str = "act"
+
+
+# --- events --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    ts: float
+    actor: str
+    data: Payload
+
+    @property
+    def kind(self) -> str:
+        return self.data.kind
+
+    def to_dict(self) -> dict:
+        return {"seq": self.seq, "ts": self.ts, "actor": self.actor, "kind": self.kind,
+                "data": self.data.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Event:
+        """The inverse of to_dict; a kind this version does not know is an error."""
+        kind = d.get("kind")
+        payload_cls = PAYLOADS.get(kind)
+        if payload_cls is None:
+            raise ValueError(f"unknown event kind {kind!r}")
+        return cls(seq=int(d["seq"]), ts=float(d.get("ts", 0.0)), actor=str(d.get("actor", SYSTEM)),
+                   data=_decode(payload_cls, d.get("data") or {}))
+
+
+def _decode(tp, value):
+    """A JSON value as the (dataclass, list, dict, optional) type `tp` describes."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [t for t in typing.get_args(tp) if t is not type(None)]
+        return _decode(options[0], value) if len(options) == 1 else value
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [_decode(item, v) for v in value]
+    if origin is dict:
+        _, item = typing.get_args(tp)
+        return {k: _decode(item, v) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        hints = _hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        return tp(**{k: _decode(hints[k], v) for k, v in value.items() if k in known})
+    return value
+
+
+_hint_cache: dict[type, dict] = {}
+
+
+def _hints(tp) -> dict:
+    if tp not in _hint_cache:
+        _hint_cache[tp] = typing.get_type_hints(tp)
+    return _hint_cache[tp]
 
 
 Listener = Callable[[Event], None]
 
 
 class EventBus:
-    """Numbers events, keeps them, and calls listeners (on whichever thread emitted)."""
+    """Numbers events, keeps them, and delivers each to every listener exactly once, in order.
+
+    An emitter appends under a lock, then delivers everything not yet delivered while holding
+    the delivery lock, so two threads emitting at once cannot reorder events for a listener.
+    When emit returns, every listener has seen the event, except when a listener emits from
+    inside a delivery: that event is delivered right after the one being delivered. Listeners
+    must be quick and must not wait on another thread that may be emitting.
+    """
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()           # seq numbers and history
+        self._delivery = threading.RLock()      # one deliverer at a time
         self._listeners: list[Listener] = []
+        self._delivered = 0                     # how many of history were delivered
+        self._delivering = threading.local()
         self.history: list[Event] = []
+        self.listener_errors = 0
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+    def subscribe(self, listener: Listener, replay: bool = True) -> Callable[[], None]:
+        """Listen from now on; with replay, first receive every event so far (in order)."""
+        with self._delivery:
+            with self._lock:
+                past = self.history[:self._delivered] if replay else []
+                self._listeners = self._listeners + [listener]
+            for event in past:
+                listener(event)
 
-    def emit(self, kind: str, actor: str = SYSTEM, /, **data) -> Event:
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = [item for item in self._listeners if item is not listener]
+
+        return unsubscribe
+
+    def emit(self, data: Payload, actor: str = SYSTEM) -> Event:
         with self._lock:
-            event = Event(kind, data, actor, seq=len(self.history) + 1, ts=time.time())
+            event = Event(seq=len(self.history) + 1, ts=time.time(), actor=actor, data=data)
             self.history.append(event)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener(event)
+        if getattr(self._delivering, "active", False):
+            return event  # emitted by a listener: the loop below delivers it next
+        with self._delivery:
+            self._delivering.active = True
+            try:
+                while True:
+                    with self._lock:
+                        if self._delivered >= len(self.history):
+                            break
+                        pending = self.history[self._delivered]
+                        self._delivered += 1
+                        listeners = self._listeners
+                    for listener in listeners:
+                        try:
+                            listener(pending)
+                        except Exception:  # one broken view must not stop the others
+                            self.listener_errors += 1
+                            logging.getLogger(__name__).exception("event listener failed")
+            finally:
+                self._delivering.active = False
         return event

@@ -1,38 +1,60 @@
-"""A debugging session: one sandbox, one live pdb, one breakpoint registry, one event log.
+"""A debugging session: one sandbox, one live pdb, one breakpoint registry, one event stream.
 
-The person (through the UI) and the agent both act through this object; it knows nothing of
-Textual. Every method may block (sandbox start, pdb commands), so the UI calls them from worker
-threads; listeners of `events` are called on the thread that acted.
+The session is the only door to the sandbox and the debugger. Every public method below marked
+`@operation` is a named call that its `runner` runs on the core's own threads (see
+core/runner.py): called directly it waits for its turn and its result; the UI submits the same
+calls without waiting (`runner.submit`). Whoever acts — the person, the agent, a replay taking
+over — the calls are ordered, interruptible, and recorded as events, and `state` (a DebugState)
+is folded from those events. Nothing here knows of Textual.
 """
 
 from __future__ import annotations
 
-import json
+import functools
+import hashlib
+import inspect
+import posixpath
 import re
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
+from dgym_tui import __version__
+from dgym_tui.core import commands
 from dgym_tui.core.breakpoints import BreakpointRegistry
-from dgym_tui.core.entrypoint import Entrypoint, detect_entrypoint, parse_entrypoint
-from dgym_tui.core.events import (ERROR, HUMAN, PROGRESS, SANDBOX_READY, SYSTEM, TESTS, EventBus)
+from dgym_tui.core.entrypoint import Entrypoint, detect_entrypoint, narrowed, parse_entrypoint
+from dgym_tui.core.events import (HUMAN, SYSTEM, Changes, Error, EventBus, FileContent, PdbInput,
+                                  PdbOutput, Progress, SandboxReady, SessionStarted, Tests)
+from dgym_tui.core.runner import Operation, Runner
+from dgym_tui.core.state import DebugState
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 
 if TYPE_CHECKING:  # the debugger and the backends load in start(), off the UI's first frame
     from dgym_tui.core.debugger import Debugger, PdbResult
-    from dgym_tui.sandbox.base import Sandbox
+    from dgym_tui.sandbox.base import DirEntry, Sandbox
+
+OPERATIONS: dict[str, Operation] = {}
+SOURCE_LIMIT = 5 * 1024 * 1024  # bytes of a file a view may read
 
 
-@dataclass
-class TestResult:
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    failing: list[str] = field(default_factory=list)
-    output: str = ""
-    exit_code: int | None = None
+def operation(lane: str = "act", writes: bool = False):
+    """Make a Session method a runner call named after it (see the module docstring)."""
+
+    def wrap(fn):
+        name = fn.__name__
+        OPERATIONS[name] = Operation(name, fn, lane, writes)
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def public(self, *args, **kwargs):
+            named = signature.bind(self, *args, **kwargs).arguments
+            named.pop("self")
+            actor = named.pop("actor", signature.parameters["actor"].default)
+            return self.runner.call(actor, name, **named)
+
+        return public
+
+    return wrap
 
 
 class Session:
@@ -45,53 +67,75 @@ class Session:
         self.entrypoint_spec = entrypoint
         self.pdb_timeout = pdb_timeout
         self.events = EventBus()
+        self.state = DebugState()
+        self.events.subscribe(self.state.apply)  # first listener: the state is folded before views see an event
+        self.runner = Runner(self, OPERATIONS, self.events)
         self.breakpoints = BreakpointRegistry()
         self.sandbox: Sandbox | None = sandbox_obj
         self.debugger: Debugger | None = None
         self.entrypoint: Entrypoint | None = None
-        self.state = "starting"
-        self.error: str | None = None
-        self._lock = threading.RLock()
+        self.wide_entrypoint: Entrypoint | None = None  # before a post-mortem narrowed the run
+        self._started = False
+        self._recorded: set[str] = set()  # content hashes some event already carried
+        self._fresh: set[str] = set()     # paths read since the workspace last changed
+        self._failed_tests: list[str] = []  # pytest: tests post-mortem'd in this run
+        self._changes: dict[str, str] | None = None
+        self._lock = threading.Lock()
+        self.events.emit(SessionStarted(schema=1, version=__version__, repo=self.repo,
+                                        repo_name=self.repo_name, sandbox=sandbox, entrypoint=entrypoint))
 
     # --- lifecycle ----------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the sandbox and run the program to its first stop. Expected failures become an
-        ERROR event and state "error", never an exception."""
+    @operation(writes=True)
+    def start(self, actor: str = SYSTEM) -> None:
+        """Start the sandbox and run the program to its first stop. Expected failures become a
+        fatal Error event (state.program "error"), never an exception."""
+        self._started = True
         try:
-            with self._lock:
-                self._start()
+            self._start(actor)
         except SandboxError as e:
-            self._fail(str(e))
+            self._fail(str(e), actor)
 
-    def _start(self) -> None:
+    def _start(self, actor: str) -> None:
         from dgym_tui.core.debugger import Debugger
         from dgym_tui.sandbox import choose_sandbox
 
         if self.sandbox is None:
-            self.events.emit(PROGRESS, message="choosing a sandbox…", step="sandbox")
+            self.events.emit(Progress(message="choosing a sandbox…", step="sandbox"), actor)
             self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=self.image,
                                                    network=self.network)
         else:
             warning = None
-        self.events.emit(PROGRESS, message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",
-                         step="sandbox")
+        self.events.emit(Progress(message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",
+                                  step="sandbox"), actor)
         self.sandbox.start()
-        self.events.emit(SANDBOX_READY, kind=self.sandbox.kind, description=self.sandbox.description,
-                         isolated=self.sandbox.isolated, root=self.sandbox.root,
-                         skipped=self.sandbox.skipped, warning=warning)
+        self._sandbox_ready(actor, warning)
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox))
+        self.wide_entrypoint = self.entrypoint
         self.debugger = Debugger(self.sandbox, self.entrypoint, self.breakpoints, self.events,
                                  timeout=self.pdb_timeout)
-        self.events.emit(PROGRESS, message=f"starting pdb: {self.entrypoint.label}", step="pdb")
-        self._track(self.debugger.start())
+        self.events.emit(Progress(message=f"starting pdb: {self.entrypoint.label}", step="pdb"), actor)
+        self._track(self.debugger.start(actor))
 
-    def _fail(self, message: str) -> None:
-        self.state, self.error = "error", message
-        self.events.emit(ERROR, message=message)
+    def _sandbox_ready(self, actor: str, warning: str | None = None) -> None:
+        sandbox = self.sandbox
+        self._changes = {}
+        self._fresh.clear()
+        self.events.emit(SandboxReady(backend=sandbox.kind, description=sandbox.description,
+                                      isolated=sandbox.isolated, root=sandbox.root,
+                                      baseline=sandbox.baseline or "", files=sandbox.list_files(),
+                                      skipped=list(sandbox.skipped), warning=warning,
+                                      python=sandbox.python), actor)
+
+    def _fail(self, message: str, actor: str = SYSTEM) -> None:
+        self.events.emit(Error(message=message, fatal=True), actor)
 
     def close(self) -> None:
+        """Stop taking calls and remove the sandbox. Safe from any thread, and twice."""
+        self.runner.close()
+        if self.runner.running is not None:
+            self.interrupt()  # let a running command end before its process goes
         if self.debugger is not None:
             self.debugger.close()
         if self.sandbox is not None:
@@ -99,26 +143,28 @@ class Session:
 
     @property
     def started(self) -> bool:
-        """start() has run (whether it succeeded or not)."""
-        return self.debugger is not None or self.state == "error"
-
-    def changed_files(self) -> list[str]:
-        """Files the sandbox holds changed from the baseline (none before it started)."""
-        return self.sandbox.changed_files() if self.sandbox is not None and self.sandbox.baseline else []
-
-    def list_files(self) -> list[str]:
-        return self.sandbox.list_files() if self.sandbox is not None and self.sandbox.baseline else []
+        """start() has run or is running."""
+        return self._started
 
     @property
     def entrypoint_label(self) -> str:
         return self.entrypoint.label if self.entrypoint else (self.entrypoint_spec or "")
 
     @property
-    def status(self) -> dict | None:
-        return self.debugger.status if self.debugger else None
+    def error(self) -> str | None:
+        return self.state.error
 
     def _track(self, result: PdbResult) -> PdbResult:
-        self.state = {"stopped": "stopped", "exited": "exited"}.get(self.debugger.state, "running")
+        stop = result.stop
+        if stop is not None and stop.reason == "post_mortem" and stop.test and stop.test not in self._failed_tests:
+            self._failed_tests.append(stop.test)
+        if result.exited:
+            self._refresh_changes(SYSTEM)
+        if stop is not None and stop.file and stop.file not in self._fresh:
+            try:  # the views will show this file: record its text once, now
+                self._read_source(stop.file, SYSTEM)
+            except SandboxError:
+                pass  # e.g. "<string>": nothing to show
         return result
 
     def _ready(self) -> Debugger:
@@ -126,95 +172,231 @@ class Session:
             raise SandboxError(self.error or "the session has not started yet")
         return self.debugger
 
-    # --- what the person and the agent do -----------------------------------------------------
+    # --- the debugger -------------------------------------------------------------------------
 
+    @operation()
     def send(self, command: str, actor: str = HUMAN) -> PdbResult:
+        """One pdb command. After a post-mortem or the program's end, a command that runs the
+        program (c, n, s...) starts it again, as `python -m pdb` does, and runs on to the first
+        breakpoint; pdb's `restart` / `run` start it again too."""
         debugger = self._ready()
-        self.state = "running"
+        verb = commands.verb(command)
+        ended = debugger.state in ("idle", "exited") or debugger.channel is None
+        post_mortem = debugger.stop is not None and debugger.stop.reason == "post_mortem"
         try:
+            if verb in commands.RESTART_COMMANDS:
+                self.events.emit(PdbInput(command=command), actor)
+                return self._again(actor, command, run_on=False)
+            if (ended or post_mortem) and commands.runs_program(command):
+                self.events.emit(PdbInput(command=command), actor)
+                return self._again(actor, command, run_on=True)
+            if ended:
+                self.events.emit(PdbInput(command=command), actor)
+                previous = debugger.exit_code
+                note = (f"The program had ended (exit code {previous}); it was started again and "
+                        f"'{command}' was not run.\n")
+                self.events.emit(PdbOutput(text=note), actor)
+                result = debugger.restart(actor, reason="the next command after the program ended")
+                result.output = note + result.output
+                return self._track(result)
             return self._track(debugger.send(command, actor))
         except SandboxGone as e:
-            from dgym_tui.core.debugger import PdbResult
+            return self._gone(e, actor)
 
-            self._fail(str(e))
-            return PdbResult(output=f"*** {e}\n", exited=True)
+    def _again(self, actor: str, command: str, run_on: bool) -> PdbResult:
+        """Start the program again; with run_on, go on to the first breakpoint (`c` always; `n`
+        and `s` when there is one, else they stay at the start)."""
+        debugger = self._ready()
+        entrypoint = self.entrypoint
+        if entrypoint.kind == "pytest" and self._failed_tests:
+            entrypoint = narrowed(self.wide_entrypoint, self._failed_tests)
+        self._failed_tests = []
+        note = "Starting the program again"
+        if entrypoint != self.entrypoint:
+            note += f", with only the failing test{'s' if len(entrypoint.args) > 1 else ''} " \
+                    f"({entrypoint.label}; the palette's 'Run all tests' widens it again)"
+            self.entrypoint = debugger.entrypoint = entrypoint
+        note += ".\n"
+        self.events.emit(PdbOutput(text=note), actor)
+        reason = f"'{command}' after the program ended" if run_on else f"'{command}' typed in pdb"
+        result = self._track(debugger.restart(actor, reason=reason))
+        result.output = note + result.output
+        go_on = command.strip() in ("c", "cont", "continue") or any(bp.enabled for bp in self.breakpoints.items())
+        if run_on and go_on and result.stop is not None and result.stop.reason == "start":
+            more = self._track(debugger.send("continue", actor))
+            more.output = result.output + more.output
+            more.restarted = True
+            return more
+        return result
 
+    def _gone(self, error: SandboxGone, actor: str) -> PdbResult:
+        from dgym_tui.core.debugger import PdbResult
+
+        self._fail(str(error), actor)
+        return PdbResult(output=f"*** {error}\n", exited=True)
+
+    @operation()
     def children(self, expr: str, actor: str = HUMAN) -> list[dict]:
         """One level of a value's contents (items or attributes), for a variables viewer that
         expands on demand: [{"name", "expr", "repr", "expandable"}]. Quiet: no console noise."""
+        import json
+
         result = self._ready().send(f"dgym_children {expr}", actor, quiet=True)
         if result.error or not result.output.strip():
             raise SandboxError((result.error or "no answer").removeprefix("*** "))
         return json.loads(result.output.strip().splitlines()[-1])["children"]
 
+    @operation()
+    def evaluate(self, expr: str, actor: str = HUMAN) -> str:
+        """A value's full text (`pp`), shown in the console like any command."""
+        return self.send(f"pp {expr}", actor=actor).output
+
     def interrupt(self) -> None:
+        """Ctrl-C into the program (any thread; the runner's interrupt() calls this)."""
         if self.debugger is not None:
             self.debugger.interrupt()
 
+    @operation()
     def restart(self, actor: str = HUMAN) -> PdbResult:
+        self._failed_tests = []
         return self._track(self._ready().restart(actor, reason="restart asked"))
 
+    @operation(writes=True)
     def restart_sandbox(self, actor: str = HUMAN) -> PdbResult:
         """A fresh sandbox from the user's repo (after it died), then the program again."""
         debugger = self._ready()
         debugger.close()
-        self.events.emit(PROGRESS, actor, message="restarting the sandbox…", step="sandbox")
+        self.events.emit(Progress(message="restarting the sandbox…", step="sandbox"), actor)
         self.sandbox.restart()
-        self.error = None
+        self._sandbox_ready(actor)
         return self._track(debugger.start(actor, restart=True, reason="sandbox restarted"))
 
+    @operation()
     def set_entrypoint(self, spec: str, actor: str = HUMAN) -> PdbResult:
         entrypoint = parse_entrypoint(spec)
         debugger = self._ready()
-        self.entrypoint = debugger.entrypoint = entrypoint
+        self.entrypoint = self.wide_entrypoint = debugger.entrypoint = entrypoint
+        self._failed_tests = []
         return self._track(debugger.restart(actor, reason=f"entrypoint changed to {entrypoint.label}"))
 
+    @operation()
+    def widen(self, actor: str = HUMAN) -> PdbResult:
+        """Back to the entrypoint as it was before a post-mortem narrowed it to failing tests."""
+        return self.set_entrypoint(self.wide_entrypoint.label if self.wide_entrypoint else "pytest", actor=actor)
+
+    @operation()
     def set_breakpoint(self, file: str, line: int, cond: str | None = None, temporary: bool = False,
                        actor: str = HUMAN) -> str:
         return self._ready().set_breakpoint(file, line, cond=cond, temporary=temporary, actor=actor)
 
+    @operation()
     def clear_breakpoint(self, file: str, line: int, actor: str = HUMAN) -> str:
         return self._ready().clear_breakpoint(file, line, actor)
 
-    def toggle_breakpoint(self, file: str, line: int, actor: str = HUMAN, cond: str | None = None) -> str:
+    @operation()
+    def toggle_breakpoint(self, file: str, line: int, cond: str | None = None, actor: str = HUMAN) -> str:
         return self._ready().toggle_breakpoint(file, line, actor, cond=cond)
 
+    @operation()
+    def clear_breakpoints(self, actor: str = HUMAN) -> list[str]:
+        return [self.clear_breakpoint(bp.file, bp.line, actor=actor) for bp in self.breakpoints.items()]
+
+    @operation()
     def run_to(self, file: str, line: int, actor: str = HUMAN) -> PdbResult:
         message = self.set_breakpoint(file, line, temporary=True, actor=actor)
         if message.startswith("***"):
             from dgym_tui.core.debugger import PdbResult
 
-            return PdbResult(output=message + "\n", status=self.status)
-        return self.send("continue", actor)
+            return PdbResult(output=message + "\n", stop=self._ready().stop)
+        return self.send("continue", actor=actor)
 
-    def run_tests(self, args: str = "", timeout: float = 600) -> TestResult:
+    @operation()
+    def run_tests(self, args: str = "", timeout: float = 600, actor: str = HUMAN) -> Tests:
         """Run pytest in the sandbox (outside pdb) and count the results."""
-        if self.sandbox is None:
-            raise SandboxError("the sandbox is not started")
-        self.events.emit(PROGRESS, message=f"running tests {args}".strip() + "…", step="tests")
-        result = self.sandbox.exec(f"{self.sandbox.python} -m pytest -q -rfE -p no:cacheprovider {args}",
-                                   timeout=timeout)
-        tests = parse_pytest_summary(result.output)
-        tests.exit_code = result.exit_code
-        self.events.emit(TESTS, SYSTEM, passed=tests.passed, failed=tests.failed, errors=tests.errors,
-                         failing=tests.failing, output=result.output[-20000:])
+        sandbox = self._sandbox()
+        self.events.emit(Progress(message=f"running tests {args}".strip() + "…", step="tests"), actor)
+        result = sandbox.exec(f"{sandbox.python} -m pytest -q -rfE -p no:cacheprovider {args}",
+                              timeout=timeout)
+        tests = parse_pytest_summary(result.output, result.exit_code)
+        self.events.emit(tests, actor)
+        self._refresh_changes(actor)
         return tests
+
+    # --- the workspace: what the views read ----------------------------------------------------
+
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None or not self.sandbox.baseline:
+            raise SandboxError(self.error or "the sandbox is not started")
+        return self.sandbox
+
+    @operation(lane="look")
+    def read_source(self, path: str, actor: str = SYSTEM) -> str:
+        """A file's text for the views: a repo file (relative path) or one outside the repo that
+        the stack shows (absolute: the standard library, site-packages). Recorded as an event,
+        its content once per hash."""
+        return self._read_source(path, actor)
+
+    def _read_source(self, path: str, actor: str) -> str:
+        sandbox = self._sandbox()
+        root = sandbox.root.rstrip("/") + "/"
+        if posixpath.isabs(path) and not path.startswith(root):
+            result = sandbox.exec(["cat", "--", path], timeout=10, output_cap=SOURCE_LIMIT)
+            if not result.ok:
+                raise SandboxError(f"{path}: {result.output.strip() or 'cannot read it'}")
+            text = result.output
+        else:
+            path = sandbox.rel_path(path)
+            data = sandbox.read_bytes(path)
+            if len(data) > SOURCE_LIMIT:
+                raise SandboxError(f"{path}: {len(data) / 2**20:.1f} MB, too big to show")
+            text = data.decode("utf-8", errors="replace")
+        sha = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+        with self._lock:
+            known = sha in self._recorded
+            self._recorded.add(sha)
+            self._fresh.add(path)
+        self.events.emit(FileContent(path=path, sha=sha, text=None if known else text), actor)
+        return text
+
+    @operation(lane="look")
+    def list_dir(self, path: str = ".", actor: str = SYSTEM) -> list[DirEntry]:
+        return self._sandbox().list_dir(path)
+
+    @operation(lane="look")
+    def list_files(self, actor: str = SYSTEM) -> list[str]:
+        return self._sandbox().list_files()
+
+    @operation(lane="look")
+    def changed_files(self, actor: str = SYSTEM) -> list[str]:
+        """Files the sandbox holds changed from the baseline. Raises when it cannot tell."""
+        return sorted(self._refresh_changes(actor))
+
+    @operation(lane="look")
+    def diff(self, from_id: str | None = None, actor: str = SYSTEM) -> str:
+        """The change in the sandbox from a commit (default: the baseline), new files included."""
+        return self._sandbox().diff(from_id)
+
+    def _refresh_changes(self, actor: str) -> dict[str, str]:
+        """Compare the copy with its baseline; emit Changes when the answer is new."""
+        changed = self._sandbox().changed_status()
+        with self._lock:
+            if changed == self._changes:
+                return changed
+            self._changes = changed
+            self._fresh.clear()  # files may have changed under the views: read them again
+        self.events.emit(Changes(changed=changed), actor)
+        return changed
 
 
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?)")
 
 
-def parse_pytest_summary(output: str) -> TestResult:
-    result = TestResult(output=output)
+def parse_pytest_summary(output: str, exit_code: int | None = None) -> Tests:
+    """pytest's counts and failing node ids, from its `-q -rfE` output (the tail kept)."""
     lines = output.strip().splitlines()
     summary = next((ln for ln in reversed(lines) if " in " in ln and _COUNT.search(ln)), "")
+    counts = {"passed": 0, "failed": 0, "errors": 0}
     for number, word in _COUNT.findall(summary):
-        if word == "passed":
-            result.passed = int(number)
-        elif word == "failed":
-            result.failed = int(number)
-        else:
-            result.errors = int(number)
-    result.failing = [ln.split(" ", 1)[1].split(" - ")[0] for ln in lines
-                      if ln.startswith(("FAILED ", "ERROR "))]
-    return result
+        counts["errors" if word.startswith("error") else word] = int(number)
+    failing = [ln.split(" ", 1)[1].split(" - ")[0] for ln in lines if ln.startswith(("FAILED ", "ERROR "))]
+    return Tests(**counts, failing=failing, output=output[-20000:], exit_code=exit_code)

@@ -5,9 +5,11 @@ Debugger.send, and the floor measured in the same run (raw pexpect on `python -m
 delaybeforesend=None; for Docker over the same SDK exec socket). Also the time to the first stop
 and the time to restart after a patch. The last line is
 
-    pdb_latency local_p50_ms=A floor_p50_ms=B ratio=C docker_p50_ms=D docker_floor_p50_ms=E docker_ratio=F first_stop_s=G
+    pdb_latency local_p50_ms=A floor_p50_ms=B ratio=C docker_p50_ms=D docker_floor_p50_ms=E docker_ratio=F first_stop_s=G session_p50_ms=H
 
-Goal: both ratios <= 1.5. Run: python tests/benchmarks/pdb_latency.py
+where H is the same round trip through the session's door (Session.send: a runner call from
+another thread, with its call events), locally. Goal: both ratios <= 1.5.
+Run: python tests/benchmarks/pdb_latency.py
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dgym_tui.core.breakpoints import BreakpointRegistry
 from dgym_tui.core.debugger import Debugger
 from dgym_tui.core.entrypoint import parse_entrypoint
 from dgym_tui.core.events import EventBus
+from dgym_tui.core.session import Session
 from dgym_tui.examples import example_path
 from dgym_tui.sandbox import DockerSandbox, LocalSandbox
 
@@ -52,7 +55,7 @@ def ours(sandbox) -> tuple[list[float], float, float]:
     debugger = Debugger(sandbox, parse_entrypoint("python main.py"), BreakpointRegistry(), EventBus())
     first = debugger.start()
     first_stop = time.perf_counter() - t
-    assert first.status and first.status["line"] == 1, first
+    assert first.stop and first.stop.line == 1, first
     samples = []
     for _ in range(N):
         t = time.perf_counter()
@@ -68,9 +71,23 @@ def ours(sandbox) -> tuple[list[float], float, float]:
     debugger.breakpoints.remap(sandbox.diff(base))
     restarted = debugger.restart()
     restart_s = time.perf_counter() - t
-    assert restarted.status["breakpoints"][0]["line"] == 57, restarted.status
+    assert debugger.breakpoints.items()[0].line == 57, debugger.breakpoints.listing()
     debugger.close()
     return samples, first_stop, restart_s
+
+
+def through_session(repo) -> list[float]:
+    """Session.send from this (non-runner) thread: the thread hop and the events included."""
+    session = Session(str(repo), sandbox="local", entrypoint="python main.py")
+    session.start()
+    samples = []
+    for _ in range(N):
+        t = time.perf_counter()
+        result = session.send("p 1+1")
+        samples.append(time.perf_counter() - t)
+        assert result.output == "2\n", result
+    session.close()
+    return samples
 
 
 def measure(name: str, sandbox) -> tuple[float, float, float]:
@@ -89,10 +106,13 @@ def main() -> int:
     repo = example_path()
     local_p50, local_floor, first_stop = measure("local", LocalSandbox(repo))
     docker_p50, docker_floor, _ = measure("docker", DockerSandbox(repo))
+    through_session(repo)  # warm-up
+    session_p50, session_p95 = stats(through_session(repo))
+    print(f"session: send p50 {session_p50:.3f} ms  p95 {session_p95:.3f} ms (local, through the runner)")
     print(f"pdb_latency local_p50_ms={local_p50:.3f} floor_p50_ms={local_floor:.3f} "
           f"ratio={local_p50 / local_floor:.2f} docker_p50_ms={docker_p50:.3f} "
           f"docker_floor_p50_ms={docker_floor:.3f} docker_ratio={docker_p50 / docker_floor:.2f} "
-          f"first_stop_s={first_stop:.3f}")
+          f"first_stop_s={first_stop:.3f} session_p50_ms={session_p50:.3f}")
     return 0
 
 

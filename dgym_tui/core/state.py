@@ -1,0 +1,163 @@
+"""DebugState: what the views show, folded from the event stream.
+
+`apply(event)` is the only way the state changes, so the live app, the agent's observations and
+a replayed session file all see the same thing after the same events. apply() returns the names
+of the aspects that changed (ASPECTS), so a view repaints only what it must.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dgym_tui.core import events as ev
+from dgym_tui.core.breakpoints import Breakpoint
+from dgym_tui.core.commands import runs_program
+
+ASPECTS = ("session", "sandbox", "program", "stop", "breakpoints", "busy", "files", "source",
+           "tests", "progress", "checkpoints")
+
+
+@dataclass
+class Acting:
+    """An act call under way: who, what."""
+
+    id: int
+    actor: str
+    name: str
+    args: dict
+
+
+@dataclass
+class DebugState:
+    repo: str = ""
+    repo_name: str = ""
+    sandbox: ev.SandboxReady | None = None
+    entrypoint: str = ""            # what runs under pdb, as typed
+    program: str = "starting"       # starting | running | stopped | exited | error
+    stop: ev.Stop | None = None
+    exit_code: int | None = None
+    exit_message: str = ""
+    error: str | None = None        # the last fatal error, until the program runs again
+    breakpoints: list[Breakpoint] = field(default_factory=list)
+    busy: Acting | None = None
+    changed: dict[str, str] = field(default_factory=dict)   # path -> A | M | D, from the baseline
+    contents: dict[str, str] = field(default_factory=dict)  # sha -> text
+    sources: dict[str, str] = field(default_factory=dict)   # path -> sha of its last read
+    tests: ev.Tests | None = None
+    checkpoints: list[ev.Checkpoint] = field(default_factory=list)
+    progress: str | None = None     # long work under way (sandbox start, tests)
+    seq: int = 0                    # the last event applied
+
+    # --- derived -------------------------------------------------------------------------------
+
+    @property
+    def files(self) -> list[str]:
+        """Every file of the copy now: the baseline's, plus added, minus deleted."""
+        base = set(self.sandbox.files) if self.sandbox else set()
+        for path, status in self.changed.items():
+            if status == "D":
+                base.discard(path)
+            else:
+                base.add(path)
+        return sorted(base)
+
+    def source(self, path: str) -> str | None:
+        """The last text recorded for a file, or None if no event carried it."""
+        sha = self.sources.get(path)
+        return self.contents.get(sha) if sha else None
+
+    @property
+    def acting(self) -> str | None:
+        return self.busy.actor if self.busy else None
+
+    # --- the fold -------------------------------------------------------------------------------
+
+    def apply(self, event: ev.Event) -> set[str]:
+        self.seq = event.seq
+        handler = getattr(self, f"_{event.kind}", None)
+        return handler(event.data, event.actor) if handler else set()
+
+    def _session_started(self, d: ev.SessionStarted, actor: str) -> set[str]:
+        self.repo, self.repo_name = d.repo, d.repo_name
+        self.entrypoint = d.entrypoint or ""
+        return {"session"}
+
+    def _progress(self, d: ev.Progress, actor: str) -> set[str]:
+        self.progress = d.message
+        return {"progress"}
+
+    def _sandbox_ready(self, d: ev.SandboxReady, actor: str) -> set[str]:
+        self.sandbox = d
+        self.changed = {}
+        self.progress = None
+        return {"sandbox", "files", "progress"}
+
+    def _changes(self, d: ev.Changes, actor: str) -> set[str]:
+        self.changed = dict(d.changed)
+        return {"files"}
+
+    def _file(self, d: ev.FileContent, actor: str) -> set[str]:
+        if d.text is not None:
+            self.contents[d.sha] = d.text
+        self.sources[d.path] = d.sha
+        return {"source"}
+
+    def _checkpoint(self, d: ev.Checkpoint, actor: str) -> set[str]:
+        self.checkpoints.append(d)
+        return {"checkpoints"}
+
+    def _program_start(self, d: ev.ProgramStart, actor: str) -> set[str]:
+        self.entrypoint = d.entrypoint
+        self.program, self.stop, self.exit_code, self.exit_message = "running", None, None, ""
+        self.error = None
+        self.progress = None
+        return {"program", "stop", "progress"}
+
+    def _pdb_input(self, d: ev.PdbInput, actor: str) -> set[str]:
+        if runs_program(d.command) and self.program == "stopped":
+            self.program = "running"
+            return {"program"}
+        return set()
+
+    def _stop(self, d: ev.Stop, actor: str) -> set[str]:
+        self.stop, self.program = d, "stopped"
+        return {"stop", "program"}
+
+    def _program_exit(self, d: ev.ProgramExit, actor: str) -> set[str]:
+        self.program, self.stop = "exited", None
+        self.exit_code, self.exit_message = d.code, d.message
+        return {"program", "stop"}
+
+    def _breakpoints(self, d: ev.Breakpoints, actor: str) -> set[str]:
+        self.breakpoints = list(d.breakpoints)
+        return {"breakpoints"}
+
+    def _error(self, d: ev.Error, actor: str) -> set[str]:
+        if not d.fatal:
+            return set()
+        self.program, self.error, self.progress = "error", d.message, None
+        return {"program", "progress"}
+
+    def _tests(self, d: ev.Tests, actor: str) -> set[str]:
+        self.tests, self.progress = d, None
+        return {"tests", "progress"}
+
+    def _call_started(self, d: ev.CallStarted, actor: str) -> set[str]:
+        if d.lane != "act":
+            return set()
+        self.busy = Acting(d.id, actor, d.name, dict(d.args))
+        return {"busy"}
+
+    def _call_finished(self, d: ev.CallFinished, actor: str) -> set[str]:
+        if d.lane != "act" or self.busy is None or self.busy.id != d.id:
+            return set()
+        self.busy = None
+        return {"busy"}
+
+
+def fold(events) -> DebugState:
+    """The state after these events, from scratch (replay, tests)."""
+    state = DebugState()
+    for event in events:
+        state.apply(event)
+    return state
