@@ -41,11 +41,13 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: session.state == "stopped", what="the first stop")
+        await wait_for(pilot, lambda: session.state.program == "stopped", what="the first stop")
         await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 1,
                        what="main.py at line 1")
         assert screen.query_one(StatusBar).state_text == "stopped at main.py:1 in <module>"
-        assert "/tmp/" not in log_text(app) and "> main.py(1)<module>()" in log_text(app)
+        # the console follows the current line's frame
+        await wait_for(pilot, lambda: "> main.py(1)<module>()" in log_text(app), what="pdb's first lines")
+        assert "/tmp/" not in log_text(app)
 
         # open shopcart/cart.py from the tree, as a person would
         tree = screen.query_one(RepoTree)
@@ -62,17 +64,17 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
         # b at line 70 (inside Cart.add), then c to it
         screen.source.goto_line(70)
         await pilot.press("b")
-        await wait_for(pilot, lambda: [(b["file"], b["line"]) for b in screen.breakpoints]
+        await wait_for(pilot, lambda: [(b.file, b.line) for b in screen.state.breakpoints]
                        == [("shopcart/cart.py", 70)], what="the breakpoint")
         await pilot.press("c")
-        await wait_for(pilot, lambda: (screen.status or {}).get("line") == 70, what="the stop at cart.py:70")
+        await wait_for(pilot, lambda: getattr(screen.state.stop, "line", None) == 70, what="the stop at cart.py:70")
         await wait_for(pilot, lambda: screen.source.current_line == 70, what="the current-line mark")
         assert screen.source.path == "shopcart/cart.py"
         variables = screen.query_one(VariablesPane)
         assert variables.values["quantity"] == "2"
         assert "HOO-01" in variables.values["product"]
         stack = screen.query_one(StackPane)
-        functions = [f["function"] for f in stack.frames]
+        functions = [f.function for f in stack.frames]
         assert functions[-2:] == ["fill_carts", "add"] and stack.highlighted == 0
         assert "stopped at shopcart/cart.py:70 in add" == screen.query_one(StatusBar).state_text
 
@@ -120,7 +122,8 @@ async def test_conditional_breakpoint_and_run_to_cursor(session):
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: session.state == "stopped", what="the first stop")
+        await wait_for(pilot, lambda: session.state.program == "stopped", what="the first stop")
+        await wait_for(pilot, lambda: screen.source.current_line == 1, what="the first stop on screen")
         screen.open_file("shopcart/cart.py")
         await wait_for(pilot, lambda: screen.source.path == "shopcart/cart.py", what="cart.py open")
         screen.source.goto_line(70)
@@ -128,10 +131,10 @@ async def test_conditional_breakpoint_and_run_to_cursor(session):
         await pilot.press("B")
         await pilot.pause()
         await pilot.press(*"quantity == 60", "enter")
-        await wait_for(pilot, lambda: any(b.get("cond") == "quantity == 60" for b in screen.breakpoints),
+        await wait_for(pilot, lambda: any(b.cond == "quantity == 60" for b in screen.state.breakpoints),
                        what="the conditional breakpoint")
         await pilot.press("c")
-        await wait_for(pilot, lambda: (screen.status or {}).get("line") == 70, what="the conditional stop")
+        await wait_for(pilot, lambda: getattr(screen.state.stop, "line", None) == 70, what="the conditional stop")
         assert screen.query_one(VariablesPane).values["quantity"] == "60"
         # B on that breakpoint again changes its condition (no second breakpoint)
         screen.source.goto_line(70)
@@ -141,10 +144,10 @@ async def test_conditional_breakpoint_and_run_to_cursor(session):
         assert prompt.value == "quantity == 60"
         prompt.value = "quantity == 12"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: [b.get("cond") for b in screen.breakpoints] == ["quantity == 12"],
+        await wait_for(pilot, lambda: [b.cond for b in screen.state.breakpoints] == ["quantity == 12"],
                        what="the changed condition")
         # t: run to line 77 (return line) of the same call
         screen.source.goto_line(77)
         await pilot.press("t")
-        await wait_for(pilot, lambda: (screen.status or {}).get("line") == 77, what="the run-to-cursor stop")
+        await wait_for(pilot, lambda: getattr(screen.state.stop, "line", None) == 77, what="the run-to-cursor stop")
         assert screen.source.current_line == 77

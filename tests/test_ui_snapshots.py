@@ -35,10 +35,10 @@ def session(tmp_path):
 async def settled(pilot) -> None:
     app = pilot.app
     screen = app.main
-    await wait_for(pilot, lambda: app.session.state == "stopped", what="the first stop")
+    await wait_for(pilot, lambda: app.session.state.program == "stopped", what="the first stop")
     await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 1,
                    what="main.py shown")
-    await wait_for(pilot, lambda: screen.status is not None and screen._backlog is None,
+    await wait_for(pilot, lambda: screen.state.stop is not None and screen._flush_timer is None and not screen._log,
                    what="every pane updated for the stop")
     tree = screen.query_one(RepoTree)
     await wait_for(pilot, lambda: len(tree.root.children) > 0, what="the tree")

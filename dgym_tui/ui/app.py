@@ -1,20 +1,23 @@
 """DgymApp: the Textual application around one Session.
 
 Small on purpose: themes and config, the session's lifecycle (start after the first frame, close
-on quit without blocking), and the command queue: every blocking session call runs in one
-thread worker, in the order asked, so the UI thread never waits on pdb or the sandbox.
+on quit without blocking), and a thin adaptor over the session's runner: `submit` queues a named
+call and returns at once, its result comes back on the UI thread, so the UI thread never waits
+on pdb or the sandbox.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable
 
 from textual import work
 from textual.app import App
 from textual.theme import Theme
 
+from dgym_tui.core.events import HUMAN, SYSTEM
+from dgym_tui.core.safe_text import one_line
+from dgym_tui.core.runner import CallCancelled
 from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.ui.config import load_config, save_config
@@ -23,7 +26,6 @@ from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
 
 CLOSE_TIMEOUT = 20.0  # seconds to wait for the sandbox to close before leaving anyway
-BUSY_DELAY = 0.15  # seconds a session call runs before the console says it is busy
 
 
 def _dgym_commands():
@@ -48,14 +50,10 @@ class DgymApp(App):
         wanted = theme or load_config().get("theme") or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
         self.main = MainScreen(session)
-        self._queue: deque[tuple[Callable, Callable | None]] = deque()
-        self._queue_lock = threading.Lock()
-        self._draining = False
         self._unsubscribe: Callable | None = None
         self._events_lock = threading.Lock()
         self._pending_events: list = []
         self._events_posted = False
-        self._busy_timer = None
         self.closing = False
         self.closed = False
 
@@ -66,16 +64,15 @@ class DgymApp(App):
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def attach_session(self) -> None:
-        """Called by the main screen after its first frame: listen, catch up, start the session."""
-        # Subscribe first, then replay what already happened; the screen drops duplicates by seq.
+        """Called by the main screen after its first frame: listen (what already happened comes
+        first, in order), then start the session."""
         self._unsubscribe = self.session.events.subscribe(self._on_core_event)
-        self.main.post_message(SessionEvents(list(self.session.events.history)))
         if not self.session.started:
-            self.submit(self.session.start)  # takes seconds: the queue runs it in a thread
+            self.submit("start", actor=SYSTEM)  # takes seconds: the runner's thread does it
 
     def _on_core_event(self, event) -> None:
-        # Called on whichever thread acted (a worker, the core's). Events gather in a list and
-        # one message carries whatever has gathered by the time the UI thread takes it.
+        # Called on whichever thread emitted (the runner's), in order. Events gather in a list
+        # and one message carries whatever has gathered by the time the UI thread takes it.
         with self._events_lock:
             self._pending_events.append(event)
             if self._events_posted:
@@ -96,48 +93,28 @@ class DgymApp(App):
         except OSError as e:
             self.notify(f"could not save the theme: {e}", severity="warning")
 
-    # --- the command queue -----------------------------------------------------------------
+    # --- calls through the session's runner ------------------------------------------------
 
     @property
     def busy(self) -> bool:
-        """A session call is running or waiting."""
-        return self._draining
+        """A call of anyone's is running or waiting on the debugger."""
+        return self.session.runner.busy
 
-    def submit(self, fn: Callable, done: Callable | None = None) -> None:
-        """Run fn() off the UI thread after the calls already queued; done(result) on the UI thread."""
-        with self._queue_lock:
-            self._queue.append((fn, done))
-            if self._draining:
-                return
-            self._draining = True
-        self._show_busy()
-        self.run_worker(self._drain, thread=True, group="session", name="session calls")
+    def submit(self, name: str, done: Callable | None = None, actor: str = HUMAN, **args) -> None:
+        """Queue a session call without waiting; done(result) runs on the UI thread, an error
+        becomes a notification."""
+        self.ask(name, done, None, actor=actor, **args)
 
-    def _drain(self) -> None:
-        while True:
-            with self._queue_lock:
-                if not self._queue:
-                    self._draining = False
-                    break
-                fn, done = self._queue.popleft()
-            try:
-                result, error = fn(), None
-            except Exception as e:  # expected failures (not started, sandbox gone) become notices
-                result, error = None, e
-            self._from_thread(self._finished, done, result, error)
-        self._from_thread(self._show_busy)
+    def ask(self, name: str, done: Callable | None = None, failed: Callable | None = None,
+            actor: str = HUMAN, **args) -> None:
+        """Like submit, with failed(error) on the UI thread instead of a notification."""
+        def finished(call) -> None:
+            self._from_thread(self._finished, call, done, failed)
 
-    def _show_busy(self) -> None:
-        """Say "running…" only for calls that take a while: a quick step repaints nothing."""
-        if self._busy_timer is not None:
-            self._busy_timer.stop()
-            self._busy_timer = None
-        if not self.main.is_mounted:
-            return
-        if self._draining:
-            self._busy_timer = self.set_timer(BUSY_DELAY, lambda: self.main.console.set_busy(self._draining))
-        else:
-            self.main.console.set_busy(False)
+        try:
+            self.session.runner.submit(actor, name, args, finished)
+        except CallCancelled:
+            pass  # closing: nothing more runs
 
     def _from_thread(self, fn: Callable, *args) -> None:
         try:
@@ -145,18 +122,24 @@ class DgymApp(App):
         except RuntimeError:
             pass  # the app has already exited
 
-    def _finished(self, done: Callable | None, result, error: Exception | None) -> None:
+    def _finished(self, call, done: Callable | None, failed: Callable | None) -> None:
+        error = call.error
+        if isinstance(error, CallCancelled):
+            return
         if error is not None:
-            self.notify(str(error) or type(error).__name__, severity="error", title="dgym-tui")
+            if failed is not None:
+                failed(error)
+            else:
+                self.notify(str(error) or type(error).__name__, severity="error", title="dgym-tui")
         elif done is not None:
-            done(result)
+            done(call.result)
 
     def send_pdb(self, command: str, notify_errors: bool = True) -> None:
-        self.submit(lambda: self.session.send(command), self.main._pdb_done if notify_errors else None)
+        self.submit("send", self.main._pdb_done if notify_errors else None, command=command)
 
     @work(thread=True, group="interrupt")
     def interrupt(self) -> None:
-        self.session.interrupt()
+        self.session.runner.interrupt()
 
     # --- palette commands --------------------------------------------------------------------
 
@@ -171,8 +154,10 @@ class DgymApp(App):
             ("Change entrypoint…", f"now: {s.entrypoint_label or 'automatic'} (restarts the program)",
              self.ask_entrypoint),
             ("Restart the program", "a fresh pdb process; breakpoints are kept",
-             lambda: self.submit(s.restart)),
+             lambda: self.submit("restart")),
             ("Run the tests", "pytest in the sandbox (outside pdb)", self.run_tests),
+            ("Restart the sandbox", "a fresh sandbox from your repo (after it died)",
+             lambda: self.submit("restart_sandbox")),
             ("Interrupt", "stop a running command (ctrl+c)", self.interrupt),
             ("Maximize / restore the focused pane", "z", main.action_toggle_maximize),
             ("Help: keys", "?", main.action_help),
@@ -202,7 +187,7 @@ class DgymApp(App):
     def ask_entrypoint(self) -> None:
         def change(spec: str | None) -> None:
             if spec:
-                self.submit(lambda: self.session.set_entrypoint(spec))
+                self.submit("set_entrypoint", spec=spec)
 
         self.push_screen(PromptScreen(
             "Entrypoint (restarts the program under pdb)", value=self.session.entrypoint_label,
@@ -211,32 +196,34 @@ class DgymApp(App):
             validate=lambda v: None if v else "give an entrypoint"), change)
 
     def run_tests(self, args: str = "") -> None:
-        # the TESTS event shows the result (transcript, notification); here only failures to run
-        self.submit(lambda: self.session.run_tests(args))
+        # the Tests event shows the result (transcript, notification); here only failures to run
+        self.submit("run_tests", args=args)
 
     # --- quitting ------------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
         """q, ctrl+q and the palette's Quit: ask first when the sandbox holds changes."""
-        if not self.closing and not isinstance(self.screen, ConfirmScreen):
-            self._check_changes_then_quit()
-
-    @work(thread=True, group="quit", exclusive=True)
-    def _check_changes_then_quit(self) -> None:
-        try:
-            changed = self.session.changed_files()
-        except Exception:
-            changed = []  # a dead sandbox holds nothing we could apply
-        self._from_thread(self._confirm_quit, changed)
+        if self.closing or isinstance(self.screen, ConfirmScreen):
+            return
+        if not self.session.started or self.main.state.sandbox is None:
+            self.shutdown()  # no sandbox yet: nothing in it to lose
+            return
+        self.ask("changed_files", self._confirm_quit, self._confirm_quit_unsure)
 
     def _confirm_quit(self, changed: list[str]) -> None:
         if not changed:
             self.shutdown()
             return
         names = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-        self.push_screen(ConfirmScreen(
-            f"The sandbox holds unapplied changes ({names}). Quit and discard them?",
-            yes="Quit", no="Stay"), lambda ok: self.shutdown() if ok else None)
+        self._ask_to_quit(f"The sandbox holds unapplied changes ({one_line(names)}). Quit and discard them?")
+
+    def _confirm_quit_unsure(self, error: Exception) -> None:
+        # When in doubt, ask: git failing in the sandbox is no proof that nothing changed.
+        self._ask_to_quit(f"Could not tell whether the sandbox holds changes ({one_line(str(error))}). "
+                          "Quit anyway and discard whatever it holds?")
+
+    def _ask_to_quit(self, message: str) -> None:
+        self.push_screen(ConfirmScreen(message, yes="Quit", no="Stay"), lambda ok: self.shutdown() if ok else None)
 
     def shutdown(self) -> None:
         """Close the sandbox in a thread (the UI stays live, saying so), then exit."""

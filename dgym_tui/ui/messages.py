@@ -19,6 +19,16 @@ class SessionEvents(Message):
         self.events = events
 
 
+# Each actor's colour, as a theme variable (so it follows theme switches): the one place for it.
+ACTOR_COLORS = {"human": "primary", "agent": "secondary"}
+
+
+def actor_color(actor: str) -> str:
+    """The theme variable naming an actor's colour."""
+    return ACTOR_COLORS.get(actor, "text-muted")
+
+
 def actor_style(actor: str) -> str:
-    """The content-markup style for an actor; theme variables, so it follows theme switches."""
-    return {"human": "bold $primary", "agent": "bold $secondary"}.get(actor, "$text-muted")
+    """The content-markup style for an actor."""
+    style = f"${actor_color(actor)}"
+    return f"bold {style}" if actor in ACTOR_COLORS else style

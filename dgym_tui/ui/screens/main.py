@@ -8,9 +8,9 @@ hidden panes and the terminal size (below 100x30 the side panes fold into tabs).
 
 from __future__ import annotations
 
-import posixpath
+from functools import partial
 
-from textual import on, work
+from textual import on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,9 +18,10 @@ from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.screen import UPDATE_PERIOD, Screen
 from textual.widgets import Footer, Static, Tab, Tabs
-from textual.worker import get_current_worker
 
 from dgym_tui.core import events as ev
+from dgym_tui.core.safe_text import one_line, visible
+from dgym_tui.core.state import DebugState
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui.screens.modals import PromptScreen, ValueScreen
@@ -40,7 +41,8 @@ INPUT_GRACE = 0.05  # seconds a command's input waits to be shown with its outpu
 # A screen update runs at most every UPDATE_PERIOD; waiting a little longer than that lets the
 # frame with the new current line go out before the other panes are updated.
 FIRST_FRAME_WAIT = UPDATE_PERIOD + 0.006
-RUNNING_COMMANDS = {"c", "cont", "continue", "n", "next", "s", "step", "r", "return", "unt", "until"}
+BUSY_DELAY = 0.15  # seconds a call runs before the console says it is busy
+OPENING_KINDS = {ev.CallStarted.kind, ev.PdbInput.kind}  # what a command emits before its output
 
 # Bindings by section: the help screen lists them in this order, the Footer shows those with show=True.
 BINDING_SECTIONS: list[tuple[str, list[Binding]]] = [
@@ -94,13 +96,18 @@ class MainScreen(Screen):
         self.sizes = {"tree": 28, "side": 50, "console": 10, "stack": 9, "compact_side": 36}
         self.active_tab = "transcript"
         self.compact = False
-        self.breakpoints: list[dict] = []
-        self.status: dict | None = None
+        self.state = DebugState()  # folded from the session's events, on this thread
         self.repo_files: list[str] = []  # for the palette's file finder, filled after start
-        self._last_seq = 0
-        self._deferred: list[ev.Event] = []  # a command's input, waiting briefly for its output
-        self._backlog: list[ev.Event] | None = None  # events waiting for a stop's first frame
-        self._opening: str | None = None  # the file being read for the source view
+        self._log: list[ev.Event] = []  # events folded but not yet painted
+        self._aspects: set[str] = set()  # what they changed
+        self._flush_timer = None
+        self._grace = False  # the flush timer waits for a command's output
+        self._held = False  # the running command's input was held once already
+        self._busy_timer = None
+        self._want: tuple[str, int | None, bool] | None = None  # the file to show once its text is here
+        self._shown_sha: str | None = None
+        self._stale: set[str] = set()  # files changed since their text was recorded
+        self._followed: ev.Stop | None = None  # the stop the source view last moved to
 
     # --- building --------------------------------------------------------------------------
 
@@ -255,7 +262,7 @@ class MainScreen(Screen):
         ]))
         self.app.push_screen(HelpScreen(sections))
 
-    # --- debugger actions ------------------------------------------------------------------
+    # --- debugger actions: every one a call through the session's runner --------------------
 
     def action_pdb(self, command: str) -> None:
         self.app.send_pdb(command)
@@ -270,26 +277,20 @@ class MainScreen(Screen):
     def action_toggle_breakpoint(self, path: str | None = None, line: int | None = None) -> None:
         where = (path, line) if path and line else self._cursor()
         if where:
-            self.app.submit(lambda: self.session.toggle_breakpoint(*where), self._breakpoint_done)
+            self.app.submit("toggle_breakpoint", self._breakpoint_done, file=where[0], line=where[1])
 
     def action_conditional_breakpoint(self) -> None:
         where = self._cursor()
         if where is None:
             return
-        existing = next((bp for bp in self.breakpoints if (bp["file"], bp["line"]) == where), None)
+        existing = next((bp for bp in self.state.breakpoints if (bp.file, bp.line) == where), None)
 
         def ask(cond: str | None) -> None:
-            if not cond:
-                return
-            number = (existing or {}).get("number")
-            if number is not None and self.session.state == "stopped":
-                # pdb's own way to change a breakpoint's condition; a second `break` would duplicate it
-                self.app.submit(lambda: self.session.send(f"condition {number} {cond}"), self._pdb_done)
-            else:
-                self.app.submit(lambda: self.session.set_breakpoint(*where, cond=cond), self._breakpoint_done)
+            if cond:  # the core changes an existing breakpoint's condition in place
+                self.app.submit("set_breakpoint", self._breakpoint_done, file=where[0], line=where[1], cond=cond)
 
         self.app.push_screen(PromptScreen(f"Condition for a breakpoint at {where[0]}:{where[1]}",
-                                          value=(existing or {}).get("cond") or "",
+                                          value=(existing.cond if existing else None) or "",
                                           placeholder="e.g. qty > 10"), ask)
 
     def _breakpoint_done(self, message: str) -> None:
@@ -302,7 +303,7 @@ class MainScreen(Screen):
     def action_run_to_cursor(self) -> None:
         where = self._cursor()
         if where:
-            self.app.submit(lambda: self.session.run_to(*where), self._pdb_done)
+            self.app.submit("run_to", self._pdb_done, file=where[0], line=where[1])
 
     def _pdb_done(self, result) -> None:
         error = getattr(result, "error", None)
@@ -315,8 +316,7 @@ class MainScreen(Screen):
         self.app.interrupt()
 
     def clear_breakpoints(self) -> None:
-        for bp in list(self.breakpoints):
-            self.app.submit(lambda bp=bp: self.session.clear_breakpoint(bp["file"], bp["line"]))
+        self.app.submit("clear_breakpoints")
 
     # --- messages from the panes -----------------------------------------------------------
 
@@ -334,7 +334,7 @@ class MainScreen(Screen):
 
     @on(StackPane.FrameSelected)
     def _frame_selected(self, event: StackPane.FrameSelected) -> None:
-        current = (self.status or {}).get("frame_index", 0)
+        current = self.state.stop.frame_index if self.state.stop else 0
         steps = current - event.index  # the stack lists the outermost frame first
         if steps:
             self.app.send_pdb(f"up {steps}" if steps > 0 else f"down {-steps}")
@@ -343,49 +343,55 @@ class MainScreen(Screen):
     def _inspect(self, event: VariablesPane.InspectRequested) -> None:
         name = event.name
         loader = expand = None
-        if name.isidentifier() and self.session.state == "stopped":
-            # the core's lock orders this after any command in flight; it shows in the console too
-            loader = lambda: self.session.send(f"pp {name}").output  # noqa: E731
-            expand = self.session.children  # one level at a time, quietly, when opened
+        if name.isidentifier() and self.state.program == "stopped":
+            # runner calls, ordered after any command in flight; `pp` shows in the console too
+            loader = partial(self.app.ask, "evaluate", expr=name)
+            expand = lambda expr, done, fail: self.app.ask("children", done, fail, expr=expr)  # noqa: E731
         self.app.push_screen(ValueScreen(name, event.value, loader, expand))
 
     # --- the source view -------------------------------------------------------------------
 
     def open_file(self, path: str, line: int | None = None, focus: bool = False) -> None:
-        self._read_file(path, line, focus)
-
-    @work(thread=True, group="read-file", exclusive=True)
-    def _read_file(self, path: str, line: int | None, focus: bool) -> None:
-        worker = get_current_worker()
-        sandbox = self.session.sandbox
-        try:
-            if posixpath.isabs(path):  # a stop outside the repo (the stdlib): read it as it is
-                result = sandbox.exec(["cat", path], timeout=10)
-                if not result.ok:
-                    raise OSError(result.output.strip() or "cannot read it")
-                text = result.output
-            else:
-                text = sandbox.read_text(path)
-        except Exception as e:
-            self.app.call_from_thread(self.show_message, f"Cannot show {path}: {e}", "warning")
+        """Show a file: from the state when an event already carried its text, else read it
+        through the session (its text arrives as an event, and is shown then)."""
+        self._want = (path, line, focus)
+        if path in self.state.sources and path not in self._stale:
+            self._show_wanted()
             return
-        if not worker.is_cancelled:  # a newer request (another stop, another file) wins
-            self.app.call_from_thread(self._show_file, path, text, line, focus)
 
-    def _show_file(self, path: str, text: str, line: int | None, focus: bool) -> None:
-        self._opening = None
+        def failed(error: Exception) -> None:
+            if self._want and self._want[0] == path:
+                self._want = None
+                self.show_message(f"Cannot show {one_line(path)}: {error}", "warning")
+
+        self.app.ask("read_source", lambda _text: self._show_wanted(), failed, path=path)
+
+    def _show_wanted(self) -> None:
+        if self._want is None:
+            return
+        path, line, focus = self._want
+        text = self.state.source(path)
+        if text is None:
+            return  # its event has not arrived yet
+        self._want = None
+        self._stale.discard(path)
         source = self.source
         self.show_message(None)
-        source.load(path, text)
-        source.set_breakpoints(self.breakpoints)
-        stop = self.status or {}
-        source.set_current(stop.get("file"), stop.get("line"))
+        if source.path != path or self._shown_sha != self.state.sources.get(path):
+            source.load(path, text)
+            self._shown_sha = self.state.sources.get(path)
+            source.set_breakpoints(self._breakpoint_dicts())
+        stop = self.state.stop
+        source.set_current(stop.file if stop else None, stop.line if stop else None)
         if line:
             source.goto_line(line)
-        self.pane("source").border_title = path
+        self.pane("source").border_title = one_line(path)
         self.query_one(RepoTree).reveal(path)
         if focus:
             source.focus()
+
+    def _breakpoint_dicts(self) -> list[dict]:
+        return [bp.to_dict() for bp in self.state.breakpoints]
 
     def show_message(self, text: str | None, severity: str = "error") -> None:
         """A message over the source (start-up errors, unreadable files); None hides it."""
@@ -396,149 +402,155 @@ class MainScreen(Screen):
             message.set_class(severity == "error", "-error")
 
     # --- session events --------------------------------------------------------------------
+    #
+    # Events arrive in batches (SessionEvents). Each is folded into self.state at once; the panes
+    # are painted from the state. When a batch holds a stop, the new current line goes out in a
+    # frame of its own first (little for a terminal to draw), the rest in the next frame. A batch
+    # that only opens a command (its input) waits INPUT_GRACE for the output, to paint both once.
 
     def on_session_events(self, message: SessionEvents) -> None:
-        deferred, self._deferred = self._deferred, []
-        events = deferred + message.events + self.app.take_events()
+        events = message.events + self.app.take_events()
         if not events:
             return
-        if self._backlog is not None:  # an earlier batch waits for its first frame: keep order
-            self._backlog.extend(events)
-            return
-        if not deferred and self.app.busy and all(e.kind == ev.PDB_INPUT for e in events):
-            # A command just went out; its output and stop usually follow within milliseconds.
-            # Showing them together costs one repaint instead of two. Held once: a command that
-            # runs longer shows as running when the grace is over.
-            self._deferred = events
-            self.set_timer(INPUT_GRACE, lambda: self.on_session_events(SessionEvents([])))
-            return
-        stops = [e for e in events if e.kind == ev.STOP]
-        if not stops:
-            self._handle_events(events)
-            return
-        # Where the program stopped goes on screen first, in a frame of its own (two source
-        # lines and the status bar: little for a terminal to draw); the other panes follow once
-        # that frame is out, in the next one.
-        self._show_location(stops[-1].data)
-        self._backlog = events
-        self.set_timer(FIRST_FRAME_WAIT, self._drain_backlog)
-
-    def _drain_backlog(self) -> None:
-        events, self._backlog = self._backlog or [], None
-        self._handle_events(events)
-
-    def _handle_events(self, events: list[ev.Event]) -> None:
-        fresh = []
         for event in events:
-            if event.seq and event.seq <= self._last_seq:
-                continue  # already shown (history replayed at mount overlaps live events)
-            self._last_seq = event.seq or self._last_seq
-            fresh.append(event)
-        self.query_one(Transcript).add_events(fresh)
-        for event in fresh:
+            self._aspects |= self.state.apply(event)
+        self._log.extend(events)
+        if self._flush_timer is not None:
+            if not self._grace:
+                return  # a stop's first frame is going out; the rest follows with it
+            self._flush_timer.stop()
+            self._flush_timer, self._grace = None, False
+        if "stop" in self._aspects and self.state.stop is not None:
+            self._show_state()
+            self._follow_stop()
+            self._flush_timer = self.set_timer(FIRST_FRAME_WAIT, self._flush)
+        elif all(e.kind in OPENING_KINDS for e in events) and self.state.busy is not None and not self._held:
+            self._held = True  # once per command: a long one shows as running when the grace ends
+            self._grace = True
+            self._flush_timer = self.set_timer(INPUT_GRACE, self._flush)
+        else:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._flush_timer, self._grace = None, False
+        events, self._log = self._log, []
+        aspects, self._aspects = self._aspects, set()
+        self.query_one(Transcript).add_events(events)
+        for event in events:
             handler = getattr(self, f"_on_{event.kind}", None)
             if handler is not None:
                 handler(event.data, event.actor)
+        self._paint(aspects)
 
     def handle_event(self, event: ev.Event) -> None:
-        self._handle_events([event])
+        """Apply one event at once (tests, replay)."""
+        self._aspects |= self.state.apply(event)
+        self._log.append(event)
+        self._flush()
 
-    def _on_progress(self, d: dict, actor: str) -> None:
-        self.query_one(StatusBar).set_progress(d.get("message", "working…"))
-
-    def _on_sandbox_ready(self, d: dict, actor: str) -> None:
-        self.query_one(StatusBar).set_sandbox(d.get("kind", ""), d.get("description", ""), d.get("isolated", False))
-        if d.get("warning"):
-            self.notify(d["warning"], severity="warning", title="Sandbox", timeout=10)
-        self.query_one(RepoTree).set_sandbox(self.session.sandbox, self.session.repo_name)
-        self.refresh_repo_state()
-
-    def _on_program_start(self, d: dict, actor: str) -> None:
+    def _paint(self, aspects: set[str]) -> None:
+        state = self.state
         bar = self.query_one(StatusBar)
-        bar.set_entrypoint(d.get("entrypoint") or self.session.entrypoint_label)
-        bar.set_state("running…", "running")
+        if "sandbox" in aspects and state.sandbox is not None:
+            self._sandbox_shown(state.sandbox)
+        if "session" in aspects or "program" in aspects:
+            bar.set_entrypoint(state.entrypoint)
+        if "files" in aspects:
+            self.query_one(RepoTree).set_files(state.files, state.changed)
+            self.repo_files = state.files
+            self._stale |= set(state.changed)  # their text may have changed: read again when shown
+            if self.source.path in state.changed:
+                self.open_file(self.source.path)
+        if "breakpoints" in aspects:
+            self.source.set_breakpoints(self._breakpoint_dicts())
+        if "stop" in aspects:
+            stop = state.stop
+            self.query_one(VariablesPane).show_stop(stop)
+            self.query_one(StackPane).show_stop(stop)
+            self.console.input.names = list(stop.locals) if stop else []
+            self._follow_stop()
+        if aspects & {"stop", "program"}:
+            self._show_state()
+        if "source" in aspects and self._want is not None:
+            self._show_wanted()
+        if "busy" in aspects:
+            self._show_busy()
+        if "progress" in aspects:
+            if state.progress:
+                bar.set_progress(state.progress)
+            else:
+                bar.end_progress()
 
-    def _on_pdb_input(self, d: dict, actor: str) -> None:
-        command = d.get("command", "")
-        self.console.show_input(actor, command)
-        if command.split(" ", 1)[0] in RUNNING_COMMANDS:
-            self.query_one(StatusBar).set_state("running…", "running")
+    def _show_state(self) -> None:
+        """The debugger's state in the status bar."""
+        state, bar = self.state, self.query_one(StatusBar)
+        stop = state.stop
+        if state.program == "error":
+            bar.set_state(f"error: {state.error}", "error")
+        elif state.program == "exited":
+            code = state.exit_code
+            bar.set_state(f"exited with code {code}" if code is not None else "exited (pdb ended)", "exited")
+        elif state.program == "running":
+            bar.set_state("running…", "running")
+        elif stop is not None:
+            exc = f" — {stop.exception.type}" if stop.exception else ""
+            bar.set_state(f"stopped at {stop.where} in {stop.function or '?'}{exc}", "stopped")
 
-    def _on_pdb_output(self, d: dict, actor: str) -> None:
-        self.console.show_output(d.get("text", ""))
-
-    def _on_stop(self, d: dict, actor: str) -> None:
-        self.status = d
-        self.query_one(VariablesPane).show_status(d)
-        self.query_one(StackPane).show_status(d)
-        self.console.input.names = list((d.get("locals") or {}).keys())
-        self._show_location(d)
-
-    def _show_location(self, d: dict) -> None:
-        """The status bar's state and the current line in the source view."""
-        where = f"{d.get('file')}:{d.get('line')}"
-        exc = d.get("exception")
-        state = f"stopped at {where} in {d.get('function', '?')}" + (f" — {exc.get('type')}" if exc else "")
-        self.query_one(StatusBar).set_state(state, "stopped")
-        path = d.get("file")
-        if not path:
+    def _follow_stop(self) -> None:
+        """Show where a new stop is: its file in the source view, the current line marked. Once
+        per stop, so a file the person opened since is not taken away by a repaint."""
+        stop = self.state.stop
+        if stop is self._followed:
             return
-        if path == self.source.path:
-            self.source.set_current(path, d.get("line"))
-        elif path != self._opening:
-            self._opening = path
-            self.open_file(path)  # _show_file marks the current line once loaded
+        self._followed = stop
+        if stop is None or not stop.file:
+            self.source.set_current(None, None)
+            return
+        if stop.file == self.source.path and stop.file not in self._stale:
+            self.source.set_current(stop.file, stop.line)
+        elif self._want is None or self._want[0] != stop.file:
+            self.open_file(stop.file)  # marks the current line once shown
 
-    def _on_breakpoints(self, d: dict, actor: str) -> None:
-        self.breakpoints = list(d.get("breakpoints") or [])
-        self.source.set_breakpoints(self.breakpoints)
+    def _show_busy(self) -> None:
+        """Say "running…" only for calls that take a while: a quick step repaints nothing."""
+        if self._busy_timer is not None:
+            self._busy_timer.stop()
+            self._busy_timer = None
+        if self.state.busy is None:
+            self._held = False
+            self.console.set_busy(False)
+        else:
+            self._busy_timer = self.set_timer(BUSY_DELAY, lambda: self.console.set_busy(self.state.busy is not None))
 
-    def _on_program_exit(self, d: dict, actor: str) -> None:
-        self.status = None
-        code = d.get("code")
-        self.query_one(StatusBar).set_state(
-            f"exited with code {code}" if code is not None else "exited (pdb ended)", "exited")
-        self.source.set_current(None, None)
-        self.query_one(VariablesPane).show_status(None)
-        self.query_one(StackPane).show_status(None)
-        self.console.show_note(d.get("message") or f"the program exited with code {code}")
-        self.refresh_repo_state()
+    def _sandbox_shown(self, ready: ev.SandboxReady) -> None:
+        self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated)
+        self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
+        if ready.warning:
+            self.notify(visible(ready.warning), severity="warning", title="Sandbox", timeout=10)
 
-    def _on_interrupted(self, d: dict, actor: str) -> None:
-        self.console.show_note(d.get("message", "interrupted"), "warning")
+    # --- the logs: the console's lines for the events that print ----------------------------
 
-    def _on_error(self, d: dict, actor: str) -> None:
-        message = d.get("message", "error")
-        self.query_one(StatusBar).set_state(f"error: {message}", "error")
-        self.console.show_note(message, "error")
-        if self.source.path is None or self.session.state == "error":
-            self.show_message(f"✖ {message}")
-        self.notify(message, severity="error", title="dgym-tui", timeout=15)
+    def _on_pdb_input(self, d: ev.PdbInput, actor: str) -> None:
+        self.console.show_input(actor, d.command)
 
-    def _on_checkpoint(self, d: dict, actor: str) -> None:
-        self.refresh_repo_state()
-        if self.source.path:
-            self.open_file(self.source.path)  # the file may have changed
+    def _on_pdb_output(self, d: ev.PdbOutput, actor: str) -> None:
+        self.console.show_output(d.text)
 
-    def _on_tests(self, d: dict, actor: str) -> None:
-        summary = f"{d.get('passed', 0)} passed, {d.get('failed', 0)} failed, {d.get('errors', 0)} errors"
-        failing = d.get("failing") or []
-        body = summary + ("\n" + "\n".join(failing[:10]) if failing else "")
-        ok = not d.get("failed") and not d.get("errors")
-        self.notify(body, title="Tests", severity="information" if ok else "warning", timeout=10)
-        self.query_one(StatusBar).end_progress()
-        self.refresh_repo_state()
+    def _on_program_exit(self, d: ev.ProgramExit, actor: str) -> None:
+        self.console.show_note(d.message or f"the program exited with code {d.code}")
 
-    @work(thread=True, group="repo-state", exclusive=True)
-    def refresh_repo_state(self) -> None:
-        """Changed files (tree markers) and the file list (palette), read off the UI thread."""
-        try:
-            changed = self.session.changed_files()
-            files = self.session.list_files()
-        except Exception:
-            return  # the sandbox is closing or gone; nothing to mark
-        self.app.call_from_thread(self._set_repo_state, changed, files)
+    def _on_interrupted(self, d: ev.Interrupted, actor: str) -> None:
+        self.console.show_note(d.message, "warning")
 
-    def _set_repo_state(self, changed: list[str], files: list[str]) -> None:
-        self.query_one(RepoTree).set_changed(changed)
-        self.repo_files = files
+    def _on_notice(self, d: ev.Notice, actor: str) -> None:
+        self.console.show_note(d.message, "warning" if d.level == "warning" else "muted")
+
+    def _on_error(self, d: ev.Error, actor: str) -> None:
+        self.console.show_note(d.message, "error")
+        if self.source.path is None or d.fatal:
+            self.show_message(f"✖ {d.message}")
+        self.notify(visible(d.message), severity="error", title="dgym-tui", timeout=15)
+
+    def _on_tests(self, d: ev.Tests, actor: str) -> None:
+        body = d.summary() + ("\n" + "\n".join(d.failing[:10]) if d.failing else "")
+        self.notify(visible(body), title="Tests", severity="information" if d.ok else "warning", timeout=10)

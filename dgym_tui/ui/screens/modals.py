@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -13,6 +12,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, Tree
 from textual.widgets.tree import TreeNode
+
+from dgym_tui.core.safe_text import one_line, visible
 
 MODAL_CSS = """
 .dialog { width: 70; max-width: 90%; height: auto; max-height: 90%; padding: 1 2;
@@ -98,10 +99,12 @@ class ValueScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q", "close", "Close")]
 
-    def __init__(self, name: str, value: str, loader: Callable[[], str] | None = None,
-                 expand: Callable[[str], list[dict]] | None = None) -> None:
+    def __init__(self, name: str, value: str, loader: Callable | None = None,
+                 expand: Callable | None = None) -> None:
+        """loader(done, failed) asks for the full text; expand(expr, done, failed) for one level
+        of a value's contents. Both answer later, on the UI thread (runner calls)."""
         super().__init__()
-        self.var_name, self.value, self.loader, self.expand = name, value, loader, expand
+        self.var_name, self.value, self.loader, self.expand = visible(name), visible(value), loader, expand
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -119,40 +122,31 @@ class ValueScreen(ModalScreen[None]):
         trees = self.query(Tree)
         (trees.first() if trees else self.query_one(VerticalScroll)).focus()
         if self.loader:
-            self._load()
+            self.loader(self._loaded, lambda e: self._show(None, f"could not evaluate: {e}"))
 
-    @work(thread=True)
-    def _load(self) -> None:
-        try:
-            text = self.loader()
-        except Exception as e:  # the session may be busy or gone; the short repr stays
-            text, hint = None, f"could not evaluate: {e}"
-        else:
-            hint = "full value (pp); Enter in the tree opens a level — Escape to close"
-        self.app.call_from_thread(self._show, text, hint)
+    def _loaded(self, text: str) -> None:
+        self._show(text, "full value (pp); Enter in the tree opens a level — Escape to close")
 
     def _show(self, text: str | None, hint: str) -> None:
+        if not self.is_mounted:
+            return  # closed before the answer came
         if text is not None:
-            self.query_one("#value-text", Static).update(Content(text.rstrip("\n")))
-        self.query_one("#value-hint", Label).update(hint)
+            self.query_one("#value-text", Static).update(Content(visible(text.rstrip("\n"))))
+        self.query_one("#value-hint", Label).update(Content(hint))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
         node = event.node
         if node.data and not node.data["loaded"]:
             node.data["loaded"] = True
-            self._children(node)
-
-    @work(thread=True)
-    def _children(self, node: TreeNode) -> None:
-        try:
-            children = self.expand(node.data["expr"])
-        except Exception as e:
-            children = [{"name": "⚠", "expr": None, "repr": str(e), "expandable": False}]
-        self.app.call_from_thread(self._add_children, node, children)
+            self.expand(node.data["expr"], lambda children: self._add_children(node, children),
+                        lambda e: self._add_children(node, [{"name": "⚠", "expr": None, "repr": str(e),
+                                                             "expandable": False}]))
 
     def _add_children(self, node: TreeNode, children: list[dict]) -> None:
+        if not self.is_mounted:
+            return
         for child in children:
-            label = Text.assemble((child["name"], "bold"), " = ", child["repr"])
+            label = Text.assemble((one_line(child["name"]), "bold"), " = ", one_line(child["repr"]))
             if child["expandable"] and child["expr"]:
                 node.add(label, data={"expr": child["expr"], "loaded": False})
             else:

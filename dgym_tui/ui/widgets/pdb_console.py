@@ -16,6 +16,9 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, RichLog
 
+from dgym_tui.core.safe_text import visible
+from dgym_tui.ui.messages import actor_color
+
 PDB_COMMANDS = sorted({
     "args", "break", "bt", "clear", "commands", "condition", "continue", "cont", "debug", "disable",
     "display", "down", "enable", "exit", "help", "ignore", "interact", "jump", "list", "ll",
@@ -131,13 +134,13 @@ class PdbConsole(Vertical):
         self._add("note", kind, text)
 
     def _add(self, kind: str, extra: str, text: str) -> None:
+        text = visible(text)  # program output is untrusted: no escape reaches the terminal
         self._entries.append((kind, extra, text))
         self.log_widget.write(self._line_for(kind, extra, text))
 
     def _line_for(self, kind: str, extra: str, text: str) -> Text:
         if kind == "input":  # extra: the actor
-            color = {"human": "primary", "agent": "secondary"}.get(extra, "text-muted")
-            line = Text(f"{extra}> ", style=f"bold {self._color(color, 'cyan')}")
+            line = Text(f"{extra}> ", style=f"bold {self._color(actor_color(extra), 'cyan')}")
             line.append(text, style="bold")
             return line
         if kind == "note":  # extra: muted | error | success | warning

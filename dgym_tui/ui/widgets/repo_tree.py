@@ -1,7 +1,9 @@
-"""The repo copy in the sandbox as a tree, read one directory at a time, when it is expanded.
+"""The repo copy in the sandbox as a tree, built from the session's file list.
 
-Listing runs in a thread worker (a Docker `find` or a local scandir), so a huge repo opens at once
-and the UI never waits on the sandbox. Files changed in the sandbox carry a marker.
+The list comes from events (the baseline's files, then the changes), so a replayed session shows
+the same tree. Nodes are made when their folder is first expanded: a huge repo opens at once.
+Files changed in the sandbox carry a marker; names are shown with control characters made
+visible (a file name is untrusted).
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
-from textual import work
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from dgym_tui.core.safe_text import one_line
+
 HIDDEN = {"__pycache__", ".pytest_cache", ".git", ".mypy_cache", ".ruff_cache"}
 MAX_ENTRIES = 2000  # per directory; the palette's file finder reaches the rest
 CHANGED_MARK = " ●"
+DELETED_MARK = " ✖"
 
 
 @dataclass
@@ -26,6 +30,22 @@ class Entry:
     path: str  # relative to the repo root; "." for the root
     is_dir: bool
     loaded: bool = False
+
+
+def index_dirs(files: list[str]) -> dict[str, tuple[set[str], set[str]]]:
+    """Folder -> (its sub-folder names, its file names), for every folder the files imply."""
+    index: dict[str, tuple[set[str], set[str]]] = {".": (set(), set())}
+    for path in files:
+        parts = path.split("/")
+        if any(part in HIDDEN for part in parts) or path.endswith(".pyc"):
+            continue
+        parent = "."
+        for depth, part in enumerate(parts[:-1]):
+            index[parent][0].add(part)
+            parent = "/".join(parts[:depth + 1])
+            index.setdefault(parent, (set(), set()))
+        index[parent][1].add(parts[-1])
+    return index
 
 
 class RepoTree(Tree[Entry]):
@@ -38,36 +58,50 @@ class RepoTree(Tree[Entry]):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("repo", data=Entry(".", True), **kwargs)
-        self.sandbox = None
-        self.changed: set[str] = set()
+        self.changed: dict[str, str] = {}
+        self.files: list[str] = []
+        self._index: dict[str, tuple[set[str], set[str]]] = {}
         self.guide_depth = 2
 
-    def set_sandbox(self, sandbox, repo_name: str) -> None:
-        """The sandbox is up: show the repo's top level."""
-        self.sandbox = sandbox
-        self.root.set_label(repo_name)
-        self.root.remove_children()
-        self.root.data.loaded = False
-        self.root.expand()  # NodeExpanded loads it
+    def set_repo(self, name: str) -> None:
+        self.root.set_label(Text(one_line(name)))
 
-    def set_changed(self, paths) -> None:
-        self.changed = set(paths)
+    def set_files(self, files: list[str], changed: dict[str, str]) -> None:
+        """The copy's files now (and which differ from the baseline); keeps folders open."""
+        deleted = sorted(p for p, status in changed.items() if status == "D")
+        shown = sorted(set(files) | set(deleted))  # a deleted file stays, marked, until undone
+        if shown != self.files:
+            self.files = shown
+            self._index = index_dirs(shown)
+            expanded = {n.data.path for n in self._walk() if n.data and n.data.is_dir and n.is_expanded}
+            cursor = self.cursor_node.data.path if self.cursor_node and self.cursor_node.data else None
+            self.root.remove_children()
+            self.root.data.loaded = False
+            self._expand_loaded(self.root, expanded | {"."})
+            if cursor:
+                self.reveal(cursor)
+        self.changed = dict(changed)
         self.refresh()  # labels are rendered from self.changed, so a repaint is enough
 
-    def reveal(self, path: str) -> None:
-        """Select a file's node if its directory is already loaded (does not load anything)."""
-        node = self._find(path)
-        if node is not None:
-            self.move_cursor(node)
+    def _expand_loaded(self, node: TreeNode[Entry], expanded: set[str]) -> None:
+        self._load(node)
+        node.expand()
+        for child in node.children:
+            if child.data and child.data.is_dir and child.data.path in expanded:
+                self._expand_loaded(child, expanded)
 
-    def _find(self, path: str) -> TreeNode[Entry] | None:
+    def _walk(self):
         stack = [self.root]
         while stack:
             node = stack.pop()
-            if node.data and node.data.path == path:
-                return node
+            yield node
             stack.extend(node.children)
-        return None
+
+    def reveal(self, path: str) -> None:
+        """Select a file's node if its folder is already open (opens nothing)."""
+        node = next((n for n in self._walk() if n.data and n.data.path == path), None)
+        if node is not None:
+            self.move_cursor(node)
 
     def is_changed(self, entry: Entry) -> bool:
         if entry.is_dir:
@@ -80,15 +114,13 @@ class RepoTree(Tree[Entry]):
         if node.data is not None and self.changed and self.is_changed(node.data):
             color = self.app.theme_variables.get("warning", "yellow")
             text.stylize(Style(color=color), len(text) - len(node.label))
-            text.append(CHANGED_MARK, style=Style(color=color, bold=True))
+            deleted = self.changed.get(node.data.path) == "D"
+            text.append(DELETED_MARK if deleted else CHANGED_MARK, style=Style(color=color, bold=True))
         return text
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Entry]) -> None:
         event.stop()
-        entry = event.node.data
-        if entry is not None and entry.is_dir and not entry.loaded and self.sandbox is not None:
-            entry.loaded = True  # here, not in the worker: a second expand must not load twice
-            self._load(event.node)
+        self._load(event.node)
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Entry]) -> None:
         entry = event.node.data
@@ -96,29 +128,20 @@ class RepoTree(Tree[Entry]):
             event.stop()
             self.post_message(self.FileSelected(entry.path))
 
-    @work(thread=True, group="tree")
     def _load(self, node: TreeNode[Entry]) -> None:
         entry = node.data
-        try:
-            entries = self.sandbox.list_dir(entry.path)
-        except Exception as e:  # a vanished directory or a dead sandbox: say so in the tree
-            self.app.call_from_thread(self._add_error, node, str(e))
+        if entry is None or not entry.is_dir or entry.loaded:
             return
-        entries = sorted((e for e in entries if e.name not in HIDDEN and not e.name.endswith(".pyc")),
-                         key=lambda e: (not e.is_dir, e.name.lower()))
-        self.app.call_from_thread(self._add_children, node, entries)
-
-    def _add_children(self, node: TreeNode[Entry], entries) -> None:
-        base = "" if node.data.path == "." else node.data.path
-        for e in entries[:MAX_ENTRIES]:
-            path = posixpath.join(base, e.name) if base else e.name
-            if e.is_dir:
-                node.add(e.name, data=Entry(path, True), allow_expand=True)
-            else:
-                node.add_leaf(e.name, data=Entry(path, False))
-        if len(entries) > MAX_ENTRIES:
-            node.add_leaf(f"… {len(entries) - MAX_ENTRIES} more (ctrl+p to find a file)")
-
-    def _add_error(self, node: TreeNode[Entry], message: str) -> None:
-        node.data.loaded = False  # allow a retry on the next expand
-        node.add_leaf(Text(f"⚠ {message}", style="italic"))
+        entry.loaded = True
+        dirs, files = self._index.get(entry.path, (set(), set()))
+        base = "" if entry.path == "." else entry.path
+        names = sorted(dirs, key=str.lower)[:MAX_ENTRIES]
+        for name in names:
+            node.add(Text(one_line(name)), data=Entry(posixpath.join(base, name) if base else name, True),
+                     allow_expand=True)
+        room = MAX_ENTRIES - len(names)
+        for name in sorted(files, key=str.lower)[:max(room, 0)]:
+            node.add_leaf(Text(one_line(name)), data=Entry(posixpath.join(base, name) if base else name, False))
+        extra = len(dirs) + len(files) - MAX_ENTRIES
+        if extra > 0:
+            node.add_leaf(f"… {extra} more (ctrl+p to find a file)")

@@ -9,6 +9,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from dgym_tui.core.events import Frame, Stop
+from dgym_tui.core.safe_text import one_line
+
 
 class StackPane(OptionList):
     class FrameSelected(Message):
@@ -20,18 +23,17 @@ class StackPane(OptionList):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.frames: list[dict] = []
+        self.frames: list[Frame] = []
         self.frame_index = 0
-        self._status: dict | None = None
+        self._stop: Stop | None = None
 
     def on_mount(self) -> None:
-        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show_status(self._status))
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show_stop(self._stop))
 
-    def show_status(self, status: dict | None) -> None:
-        self._status = status
-        status = status or {}
-        self.frames = list(status.get("stack") or [])
-        self.frame_index = status.get("frame_index", len(self.frames) - 1)
+    def show_stop(self, stop: Stop | None) -> None:
+        self._stop = stop
+        self.frames = list(stop.stack) if stop else []
+        self.frame_index = stop.frame_index if stop else 0
         accent = self.app.theme_variables.get("accent", "yellow")
         options = []
         # pdb lists the outermost frame first; people read stacks innermost first
@@ -40,8 +42,8 @@ class StackPane(OptionList):
             current = index == self.frame_index
             label = Text()  # (a style given to Text() would spread to everything appended)
             label.append("▶ " if current else "  ", style=f"bold {accent}")
-            label.append(frame.get("function", "?"), style="bold" if current else "")
-            where = f"{posixpath.basename(frame.get('file', '?'))}:{frame.get('line', '?')}"
+            label.append(one_line(frame.function or "?"), style="bold" if current else "")
+            where = f"{one_line(posixpath.basename(frame.file or '?'))}:{frame.line or '?'}"
             label.append(f"  {where}", style="dim")
             options.append(Option(label, id=str(index)))
         self.clear_options()

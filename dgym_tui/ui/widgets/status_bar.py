@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.widgets import Label
+
+from dgym_tui.core.safe_text import one_line
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -40,18 +43,18 @@ class StatusBar(Horizontal):
 
     def set_sandbox(self, kind: str, description: str, isolated: bool) -> None:
         # docker shows its image; local says only "local": its temp path means nothing to the person
-        self.query_one("#sb-sandbox", Label).update(description if kind == "docker" else kind)
+        self.query_one("#sb-sandbox", Label).update(Content(one_line(description if kind == "docker" else kind)))
         self.query_one("#sb-isolation", Label).set_class(not isolated, "-shown")
 
     def set_entrypoint(self, label: str) -> None:
-        self.query_one("#sb-entry", Label).update(f"▶ {label}" if label else "")
+        self.query_one("#sb-entry", Label).update(Content(f"▶ {one_line(label)}" if label else ""))
 
     def set_state(self, text: str, kind: str = "") -> None:
         """The debugger's state; ends any progress spinner."""
         self._stop_spinner()
         self._state = (text, kind)
         state = self.query_one("#sb-state", Label)
-        state.update(text, layout=False)  # its width is 1fr: no layout pass (the costly part)
+        state.update(Content(one_line(text)), layout=False)  # its width is 1fr: no layout pass (the costly part)
         for name in ("error", "stopped", "running", "exited"):
             state.set_class(name == kind, f"-{name}")
 
@@ -64,7 +67,7 @@ class StatusBar(Horizontal):
 
     def set_agent(self, mode: str = "off", model: str = "–", tokens: int = 0, cost: float | None = 0.0) -> None:
         self.query_one("#sb-agent", Label).update(f"agent: {mode}")
-        self.query_one("#sb-model", Label).update(f"model: {model}")
+        self.query_one("#sb-model", Label).update(Content(f"model: {one_line(model)}"))
         self.query_one("#sb-tokens", Label).update(f"tokens: {tokens:,}")
         self.query_one("#sb-cost", Label).update("cost: ?" if cost is None else f"cost: ${cost:.2f}")
 
@@ -79,7 +82,8 @@ class StatusBar(Horizontal):
 
     def _spin(self) -> None:
         self._frame = (self._frame + 1) % len(SPINNER)
-        self.query_one("#sb-state", Label).update(f"{SPINNER[self._frame]} {self._progress}", layout=False)
+        self.query_one("#sb-state", Label).update(Content(f"{SPINNER[self._frame]} {one_line(self._progress)}"),
+                                                  layout=False)
 
     def _stop_spinner(self) -> None:
         if self._timer is not None:

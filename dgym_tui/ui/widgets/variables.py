@@ -6,11 +6,14 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from dgym_tui.core.events import ExceptionInfo, Stop
+from dgym_tui.core.safe_text import one_line as safe_line
+
 MAX_SHOWN = 200  # characters of a repr in the table; the modal shows all of it
 
 
 def one_line(value: str, limit: int = MAX_SHOWN) -> str:
-    value = " ".join(value.split("\n"))
+    value = safe_line(" ".join(value.split("\n")))
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
@@ -27,7 +30,7 @@ class VariablesPane(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.values: dict[str, str] = {}
         self.changed: set[str] = set()
-        self.exception: dict | None = None
+        self.exception: ExceptionInfo | None = None
         self._where: tuple | None = None
 
     def on_mount(self) -> None:
@@ -35,15 +38,14 @@ class VariablesPane(DataTable):
         self.add_column("value", key="value")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._fill())
 
-    def show_status(self, status: dict | None) -> None:
-        """Fill from a STOP's status; values that changed since the last stop are highlighted."""
-        status = status or {}
+    def show_stop(self, stop: Stop | None) -> None:
+        """Fill from a stop; values that changed since the last stop are highlighted."""
         # compare only within the same frame: after `up`, every local is "new" and none is news
-        where = (status.get("file"), status.get("function"), len(status.get("stack") or ()))
+        where = (stop.file, stop.function, len(stop.stack)) if stop else None
         previous = self.values if where == self._where else {}
         self._where = where
-        self.values = dict(status.get("locals") or {})
-        self.exception = status.get("exception")
+        self.values = dict(stop.locals) if stop else {}
+        self.exception = stop.exception if stop else None
         self.changed = {name for name, value in self.values.items()
                         if previous and (name not in previous or previous[name] != value)}
         self._fill()
@@ -53,17 +55,16 @@ class VariablesPane(DataTable):
         error = self.app.theme_variables.get("error", "red")
         self.clear()
         if self.exception:
-            message = f"{self.exception.get('type', '')}: {self.exception.get('message', '')}"
+            message = f"{self.exception.type}: {self.exception.message}"
             self.add_row(Text("⚠ raised", style=f"bold {error}"), Text(one_line(message), style=error), key="\0exc")
         for name, value in self.values.items():
             style = f"bold {changed}" if name in self.changed else ""
-            self.add_row(Text(name, style="bold"), Text(one_line(value), style=style), key=name)
+            self.add_row(Text(one_line(name), style="bold"), Text(one_line(value), style=style), key=name)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         name = event.row_key.value
         if name == "\0exc" and self.exception:
-            self.post_message(self.InspectRequested(
-                self.exception.get("type", "exception"), self.exception.get("message", "")))
+            self.post_message(self.InspectRequested(self.exception.type or "exception", self.exception.message))
         elif name in self.values:
             self.post_message(self.InspectRequested(name, self.values[name]))
