@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from stub_llm_server import stub_llm  # noqa: F401  (fixture: an OpenAI-compatible stub for litellm)
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "shopcart"
 SANDBOX_IMAGE = os.environ.get("DGYM_TEST_IMAGE", "dgym-tui-sandbox:latest")
