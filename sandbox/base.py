@@ -203,8 +203,8 @@ class Sandbox(ABC):
         if to_id is None:
             with self._git_lock:
                 self.git("add", "-A")  # so new files show; the index is the sandbox's own
-                return self.git("diff", "--cached", "--no-color", "--no-ext-diff", base)
-        return self.git("diff", "--no-color", "--no-ext-diff", base, to_id)
+                return self.git("diff", "--cached", "--binary", "--no-color", "--no-ext-diff", base)
+        return self.git("diff", "--binary", "--no-color", "--no-ext-diff", base, to_id)
 
     def restore(self, commit_id: str) -> None:
         """Put the working tree back exactly as it was at commit_id."""

@@ -172,8 +172,12 @@ def test_uncaught_exception_goes_post_mortem(open_session):
     assert (r.stop.exception.type, r.stop.exception.message) == ("KeyError", "'missing'")
     assert (r.stop.file, r.stop.line) == ("crash.py", 2)
     assert s.send("p d").output == "{'present': 1}\n"
+    assert s.state.stop.reason == "post_mortem"  # inspecting does not change why it stopped
+    # `c` after a post-mortem starts the program again, as `python -m pdb` does: no breakpoint,
+    # so it runs into the same crash
     r = s.send("c")
-    assert r.exited
+    assert r.restarted and "Starting the program again" in r.output
+    assert r.stop.reason == "post_mortem" and r.stop.exception.type == "KeyError"
 
 
 def test_module_entrypoint(open_session):

@@ -14,7 +14,7 @@ import re
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pexpect
 
@@ -217,12 +217,15 @@ class Debugger:
             return
         self.state = "stopped"
         stop = Stop.from_status(status)
-        previous, self.stop = self.stop, stop
-        result.stop = stop
+        previous = self.stop
+        moved = stop.reason != "command" or not stop.same_view(previous)
+        if stop.reason == "command" and previous is not None:
+            # `p x`, `up`, `b ...` do not change why the program is stopped (a post-mortem stays one)
+            stop = replace(stop, reason=previous.reason)
+        self.stop = result.stop = stop
         if self.breakpoints.sync(status.get("breakpoints", []), actor):
             self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
-        # A command that changed nothing a view shows (`p x`) emits no stop.
-        if stop.reason != "command" or not stop.same_view(previous):
+        if moved:  # a command that changed nothing a view shows (`p x`) emits no stop
             self.events.emit(stop, actor)
 
     def _read_to_marker(self, cap: OutputCap, deadline: float) -> dict:

@@ -118,6 +118,16 @@ class Checkpoint(Payload):
     patch: str = ""
 
 
+@payload
+class Restored(Payload):
+    """The copy went back to an earlier commit (undo): `undone` lists the checkpoints dropped."""
+
+    kind: ClassVar[str] = "restored"
+    to: str
+    undone: list[str]
+    message: str = ""
+
+
 # --- the program under pdb ---------------------------------------------------------------------
 
 @payload
@@ -159,8 +169,9 @@ class ExceptionInfo:
 
 @payload
 class Stop(Payload):
-    """pdb is at its prompt. `reason`: start | step | breakpoint | return | exception |
-    post_mortem | command (a command that moved nothing, e.g. `up`)."""
+    """pdb is at its prompt. `reason`: why the program is stopped — start | step | breakpoint |
+    return | exception | post_mortem; a command that only inspects or moves between frames
+    (`p x`, `up`) keeps the reason of the stop it was typed at."""
 
     kind: ClassVar[str] = "stop"
     reason: str
@@ -254,6 +265,145 @@ class Tests(Payload):
 
     def summary(self) -> str:
         return f"{self.passed} passed, {self.failed} failed, {self.errors} errors"
+
+
+# --- the agent -----------------------------------------------------------------------------------
+
+@payload
+class AgentStarted(Payload):
+    kind: ClassVar[str] = "agent_started"
+    model: str
+    mode: str                    # step | auto
+    tools: list[str]
+    max_steps: int | None = None
+    max_cost: float | None = None
+    scripted: bool = False       # a scripted model (tests, the demo), not a real one
+
+
+@payload
+class AgentMessage(Payload):
+    """One message of the agent's conversation, recorded once, when it joins the history
+    (OpenAI chat format). Prompts are these messages in order, never stored again."""
+
+    kind: ClassVar[str] = "agent_message"
+    index: int
+    message: dict
+    origin: str = ""             # system | task | reply | tool | person | hint | nudge
+
+
+@payload
+class ModelRequest(Payload):
+    """A query to the model: the first `upto` messages, with `trimmed` ones cut short."""
+
+    kind: ClassVar[str] = "model_request"
+    step: int
+    upto: int
+    trimmed: list[int] = field(default_factory=list)
+
+
+@payload
+class ModelDelta(Payload):
+    """A piece of the reply's text as it streams (not needed to rebuild anything)."""
+
+    kind: ClassVar[str] = "model_delta"
+    step: int
+    text: str
+
+
+@payload
+class ModelReplied(Payload):
+    kind: ClassVar[str] = "model_reply"
+    step: int
+    text: str
+    tool_calls: list[dict]       # {id, name, arguments (dict or null), error}
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None    # USD; None: the model's price is unknown
+    message_index: int = -1      # its AgentMessage
+
+
+@payload
+class ModelRetry(Payload):
+    kind: ClassVar[str] = "model_retry"
+    attempt: int
+    wait_s: float
+    reason: str
+
+
+@payload
+class ToolRequested(Payload):
+    """The model asked for a tool; `verdict` is the policy's: run | ask | deny (| invalid)."""
+
+    kind: ClassVar[str] = "tool_call"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    verdict: str
+    rule: str = ""
+
+
+@payload
+class ApprovalRequested(Payload):
+    """A call waits for the person. `preview`: for an edit, the file before and after."""
+
+    kind: ClassVar[str] = "approval_requested"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    rule: str
+    path: str | None = None
+    before: str | None = None
+    after: str | None = None
+    tried: bool = False          # asked again after a try: the change is in the sandbox
+    outcome: str | None = None   # after a try: what it did (the tests' result included)
+
+
+@payload
+class Decision(Payload):
+    """The person's (or a headless run's) answer: approve | always | edit | reject | try |
+    skip (stopped while waiting)."""
+
+    kind: ClassVar[str] = "decision"
+    call_id: str
+    verdict: str
+    comment: str = ""
+    args: dict[str, Any] | None = None   # edited arguments
+    rule: str | None = None              # what "always" granted
+
+
+@payload
+class ToolResult(Payload):
+    """Exactly one per tool call the model made (and per tool the person ran)."""
+
+    kind: ClassVar[str] = "tool_result"
+    call_id: str
+    tool: str
+    observation: str
+    executed: bool
+    ok: bool = True
+
+
+@payload
+class AgentStatus(Payload):
+    """running | waiting (for the person) | paused | limit | error | submitted | stopped | done."""
+
+    kind: ClassVar[str] = "agent_status"
+    state: str
+    mode: str
+    step: int
+    tokens: int = 0
+    cost: float | None = 0.0
+    reason: str = ""
+    max_steps: int | None = None
+    max_cost: float | None = None
+
+
+@payload
+class Hint(Payload):
+    """Words from the person to the agent (read at its next step)."""
+
+    kind: ClassVar[str] = "hint"
+    text: str
 
 
 # --- calls: who asked for what -----------------------------------------------------------------

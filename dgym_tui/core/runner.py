@@ -108,7 +108,7 @@ class Runner:
             self._cond.notify_all()
         return call
 
-    def call(self, actor: str, name: str, **args) -> Any:
+    def call(self, actor: str, name: str, /, **args) -> Any:
         """Run a call and wait for its result. From inside a running call (an operation that uses
         another), it runs inline: no queue, no events of its own, no deadlock."""
         if getattr(self._local, "inside", False):

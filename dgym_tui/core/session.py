@@ -23,18 +23,22 @@ from dgym_tui import __version__
 from dgym_tui.core import commands
 from dgym_tui.core.breakpoints import BreakpointRegistry
 from dgym_tui.core.entrypoint import Entrypoint, detect_entrypoint, narrowed, parse_entrypoint
-from dgym_tui.core.events import (HUMAN, SYSTEM, Changes, Error, EventBus, FileContent, PdbInput,
-                                  PdbOutput, Progress, SandboxReady, SessionStarted, Tests)
+from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoint, Error, EventBus,
+                                  FileContent, Notice, PdbInput, PdbOutput, Progress, Restored,
+                                  SandboxReady, SessionStarted, Tests, ToolResult)
 from dgym_tui.core.runner import Operation, Runner
 from dgym_tui.core.state import DebugState
+from dgym_tui.core.workspace import Record, Workspace, edited_text
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 
 if TYPE_CHECKING:  # the debugger and the backends load in start(), off the UI's first frame
     from dgym_tui.core.debugger import Debugger, PdbResult
-    from dgym_tui.sandbox.base import DirEntry, Sandbox
+    from dgym_tui.sandbox.base import DirEntry, ExecResult, Sandbox
+    from dgym_tui.tools.base import ToolOutput
 
 OPERATIONS: dict[str, Operation] = {}
 SOURCE_LIMIT = 5 * 1024 * 1024  # bytes of a file a view may read
+AGENT_SHELL_CAP = 64 * 1024  # bytes of a shell command's output kept
 
 
 def operation(lane: str = "act", writes: bool = False):
@@ -80,6 +84,8 @@ class Session:
         self._fresh: set[str] = set()     # paths read since the workspace last changed
         self._failed_tests: list[str] = []  # pytest: tests post-mortem'd in this run
         self._changes: dict[str, str] | None = None
+        self.workspace = Workspace()
+        self._tools: dict | None = None
         self._lock = threading.Lock()
         self.events.emit(SessionStarted(schema=1, version=__version__, repo=self.repo,
                                         repo_name=self.repo_name, sandbox=sandbox, entrypoint=entrypoint))
@@ -258,17 +264,25 @@ class Session:
 
     @operation()
     def restart(self, actor: str = HUMAN) -> PdbResult:
+        """The program again, in a fresh pdb; a sandbox that died is restarted first."""
         self._failed_tests = []
+        if not self._sandbox().alive():
+            return self.restart_sandbox(actor=actor)
         return self._track(self._ready().restart(actor, reason="restart asked"))
 
     @operation(writes=True)
     def restart_sandbox(self, actor: str = HUMAN) -> PdbResult:
-        """A fresh sandbox from the user's repo (after it died), then the program again."""
+        """A fresh sandbox from the user's repo (after the old one died), with every checkpoint
+        made so far applied again in order, and what was uncommitted; then the program again."""
         debugger = self._ready()
         debugger.close()
         self.events.emit(Progress(message="restarting the sandbox…", step="sandbox"), actor)
         self.sandbox.restart()
         self._sandbox_ready(actor)
+        for record in self.workspace.rebuild(self.sandbox):
+            self.events.emit(Checkpoint(id=record.id, message=record.message, patch=record.patch), record.actor)
+        if self.workspace.records or self.workspace.pending:
+            self._refresh_changes(actor)
         return self._track(debugger.start(actor, restart=True, reason="sandbox restarted"))
 
     @operation()
@@ -321,6 +335,176 @@ class Session:
         self.events.emit(tests, actor)
         self._refresh_changes(actor)
         return tests
+
+    # --- the workspace: changes, checkpoints, undo ----------------------------------------------
+
+    @operation(writes=True)
+    def edit(self, path: str, new_code: str, start: int | None = None, end: int | None = None,
+             actor: str = HUMAN) -> Record:
+        """Replace lines start..end (1-based, inclusive) of a repo file with new_code — or the
+        whole file, or write a new one — as a checkpoint; breakpoints move with their code and
+        the program starts again on the new code."""
+        sandbox = self._sandbox()
+        path = sandbox.rel_path(path)
+        text = self._edited(path, new_code, start, end)
+        sandbox.write_text(path, text)
+        label = f"{path}:{start}-{end if end is not None else start}" if start is not None else path
+        record = self.checkpoint(f"edit {label}", actor=actor)
+        if record is None:
+            raise SandboxError(f"the edit leaves {path} as it was: nothing changed")
+        return record
+
+    @operation(lane="look")
+    def preview_edit(self, path: str, new_code: str, start: int | None = None, end: int | None = None,
+                     actor: str = SYSTEM) -> tuple[str, str]:
+        """What an edit would do, without doing it: the file's text before and after."""
+        path = self._sandbox().rel_path(path)
+        old = self._text_or_none(path)
+        return old or "", self._edited(path, new_code, start, end, old)
+
+    def _text_or_none(self, path: str) -> str | None:
+        try:
+            return self._sandbox().read_text(path)
+        except SandboxGone:
+            raise
+        except SandboxError:
+            return None  # a new file
+
+    def _edited(self, path: str, new_code: str, start, end, old: str | None = "") -> str:
+        if old == "":
+            old = self._text_or_none(path)
+        if old is None and start is not None and start > 1:
+            raise SandboxError(f"{path} does not exist: give no start/end to create it")
+        try:
+            return edited_text(old, new_code, start, end)
+        except ValueError as e:
+            raise SandboxError(f"{path}: {e}") from None
+
+    @operation(writes=True)
+    def shell(self, command: str, timeout: float = 60, actor: str = HUMAN) -> ExecResult:
+        """A shell command in the sandbox (never on the host). If it changed files, that is a
+        checkpoint like an edit."""
+        sandbox = self._sandbox()
+        result = sandbox.exec(command, timeout=timeout, output_cap=AGENT_SHELL_CAP)
+        if self.checkpoint(f"shell: {command[:60]}", actor=actor) is None:
+            self._refresh_changes(actor)
+        return result
+
+    @operation(writes=True)
+    def checkpoint(self, message: str, actor: str = HUMAN) -> Record | None:
+        """Commit what changed in the sandbox since the last checkpoint (None if nothing did)."""
+        sandbox = self._sandbox()
+        record = self.workspace.checkpoint(sandbox, message, actor)
+        if record is None:
+            return None
+        self.events.emit(Checkpoint(id=record.id, message=record.message, patch=record.patch), actor)
+        self._moved(record.patch, actor)
+        self._refresh_changes(actor)
+        self._code_changed(actor, f"the code changed ({message})")
+        return record
+
+    @operation(writes=True)
+    def undo(self, actor: str = HUMAN) -> Record:
+        """Revert the last checkpoint; the files, breakpoints and program follow."""
+        undone, target, reverse = self.workspace.undo(self._sandbox())
+        self.events.emit(Restored(to=target, undone=[undone.id], message=f"undid: {undone.message}"), actor)
+        self._moved(reverse, actor)
+        self._refresh_changes(actor)
+        self._code_changed(actor, f"undid {undone.message}")
+        return undone
+
+    def _moved(self, patch: str, actor: str) -> None:
+        """Breakpoints follow their code through a patch; those whose line went are reported."""
+        if not self.breakpoints.items():
+            return
+        dropped = self.breakpoints.remap(patch)
+        self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
+        for bp in dropped:
+            self.events.emit(Notice(message=f"breakpoint {bp.label()} removed: its line was changed"), actor)
+
+    def _code_changed(self, actor: str, reason: str) -> None:
+        """A running program runs the old code: start it again (breakpoints restored)."""
+        if self.debugger is not None and self.debugger.state != "idle":
+            self._track(self.debugger.restart(actor, reason=reason))
+
+    # --- tools: what the agent (and the person, from the palette) use -------------------------
+
+    @property
+    def tools(self) -> dict:
+        if self._tools is None:
+            from dgym_tui.tools import registry
+
+            self._tools = registry()
+        return self._tools
+
+    @operation(writes=True)
+    def run_tool(self, name: str, args: dict, call_id: str = "", record: bool = True,
+                 actor: str = HUMAN) -> ToolOutput:
+        """Run a tool (tools/); whatever happens, an observation comes back, never an exception.
+        record: emit its ToolResult (a tried call's result comes with its final decision)."""
+        from dgym_tui.tools.base import ToolError, ToolOutput, cap
+
+        tool = self.tools.get(name)
+        if tool is None:
+            output = ToolOutput(f"error: there is no tool named {name!r} (tools: {', '.join(sorted(self.tools))})",
+                                ok=False)
+        elif problem := tool.check(args):
+            output = ToolOutput(f"error: {problem}", ok=False)
+        else:
+            try:
+                given = {k: v for k, v in args.items() if v is not None}  # null: the default
+                output = tool.run(self, actor, **given)
+                if isinstance(output, str):
+                    output = ToolOutput(output)
+            except SandboxGone as e:
+                self._fail(str(e), actor)
+                output = ToolOutput(f"error: {e}", ok=False)
+            except (SandboxError, ToolError, ValueError) as e:
+                output = ToolOutput(str(e) if isinstance(e, ToolError) else f"error: {e}", ok=False)
+            except Exception as e:  # a tool's bug: the model is told, the session goes on
+                output = ToolOutput(f"error: the {name} tool failed: {type(e).__name__}: {e}", ok=False)
+        output.observation = cap(output.observation)
+        if record:
+            self.events.emit(ToolResult(call_id=call_id, tool=name, observation=output.observation,
+                                        executed=True, ok=output.ok), actor)
+        return output
+
+    @operation(lane="look")
+    def walk(self, path: str = ".", depth: int = 1, actor: str = SYSTEM) -> list[tuple[str, bool]]:
+        """Entries under a folder down to `depth` levels, as (path relative to it, is a folder),
+        sorted, the sandbox's own .git left out."""
+        sandbox = self._sandbox()
+        rel = sandbox.rel_path(path)
+        result = sandbox.exec(["find", ".", "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "./.git",
+                               "-not", "-path", "./.git/*", "-printf", r"%y %P\0"], cwd=rel, timeout=30)
+        if result.exit_code != 0:
+            raise SandboxError(f"{path}: no such folder in the repository")
+        entries = []
+        for item in result.output.split("\0"):
+            if len(item) > 2:
+                entries.append((item[2:], item[0] == "d"))
+        return sorted(entries, key=lambda e: e[0].split("/"))
+
+    @operation(lane="look")
+    def search(self, pattern: str, path: str = ".", max_results: int = 100,
+               actor: str = SYSTEM) -> list[tuple[str, int, str]]:
+        """Lines matching an extended regular expression: (file, line number, text)."""
+        sandbox = self._sandbox()
+        rel = sandbox.rel_path(path)
+        result = sandbox.exec(["grep", "-rnIHE", "--exclude-dir=.git", "--exclude-dir=__pycache__",
+                               "--exclude-dir=node_modules", "-m", str(max_results), "--", pattern, rel],
+                              timeout=30, output_cap=4 * 1024 * 1024)
+        if result.exit_code not in (0, 1):
+            raise SandboxError(result.output.strip().splitlines()[-1] if result.output.strip() else "grep failed")
+        matches = []
+        for line in result.output.splitlines():
+            file, _, rest = line.partition(":")
+            number, _, text = rest.partition(":")
+            if number.isdigit():
+                matches.append((file.removeprefix("./"), int(number), text))
+                if len(matches) >= max_results:
+                    break
+        return matches
 
     # --- the workspace: what the views read ----------------------------------------------------
 
@@ -378,7 +562,10 @@ class Session:
 
     def _refresh_changes(self, actor: str) -> dict[str, str]:
         """Compare the copy with its baseline; emit Changes when the answer is new."""
-        changed = self._sandbox().changed_status()
+        sandbox = self._sandbox()
+        changed = sandbox.changed_status()
+        if changed:  # what is not yet in a checkpoint, kept to rebuild a sandbox that dies
+            self.workspace.pending = sandbox.diff(self.workspace.head(sandbox))
         with self._lock:
             if changed == self._changes:
                 return changed

@@ -14,7 +14,27 @@ from dgym_tui.core.breakpoints import Breakpoint
 from dgym_tui.core.commands import runs_program
 
 ASPECTS = ("session", "sandbox", "program", "stop", "breakpoints", "busy", "files", "source",
-           "tests", "progress", "checkpoints")
+           "tests", "progress", "checkpoints", "agent", "approval")
+
+
+@dataclass
+class AgentView:
+    """The agent as the views show it."""
+
+    model: str = ""
+    mode: str = "manual"
+    state: str = "off"             # off | running | waiting | paused | limit | error | submitted | stopped | done
+    step: int = 0
+    tokens: int = 0
+    cost: float | None = 0.0       # None once a reply had no known price
+    reason: str = ""
+    max_steps: int | None = None
+    max_cost: float | None = None
+    scripted: bool = False
+    waiting: ev.ApprovalRequested | None = None  # the call waiting for the person
+    streaming: str = ""            # the current step's reply text so far
+    retry: str = ""                # "retrying in 2 s (rate limited)" while one waits
+    conversation: list[dict] = field(default_factory=list)  # the messages, in order
 
 
 @dataclass
@@ -46,6 +66,7 @@ class DebugState:
     tests: ev.Tests | None = None
     checkpoints: list[ev.Checkpoint] = field(default_factory=list)
     progress: str | None = None     # long work under way (sandbox start, tests)
+    agent: AgentView = field(default_factory=AgentView)
     seq: int = 0                    # the last event applied
 
     # --- derived -------------------------------------------------------------------------------
@@ -89,8 +110,9 @@ class DebugState:
     def _sandbox_ready(self, d: ev.SandboxReady, actor: str) -> set[str]:
         self.sandbox = d
         self.changed = {}
+        self.checkpoints = []  # a new sandbox: checkpoints carried over are announced again
         self.progress = None
-        return {"sandbox", "files", "progress"}
+        return {"sandbox", "files", "progress", "checkpoints"}
 
     def _changes(self, d: ev.Changes, actor: str) -> set[str]:
         self.changed = dict(d.changed)
@@ -104,6 +126,10 @@ class DebugState:
 
     def _checkpoint(self, d: ev.Checkpoint, actor: str) -> set[str]:
         self.checkpoints.append(d)
+        return {"checkpoints"}
+
+    def _restored(self, d: ev.Restored, actor: str) -> set[str]:
+        self.checkpoints = [c for c in self.checkpoints if c.id not in d.undone]
         return {"checkpoints"}
 
     def _program_start(self, d: ev.ProgramStart, actor: str) -> set[str]:
@@ -141,6 +167,57 @@ class DebugState:
     def _tests(self, d: ev.Tests, actor: str) -> set[str]:
         self.tests, self.progress = d, None
         return {"tests", "progress"}
+
+    # --- the agent ----------------------------------------------------------------------------
+
+    def _agent_started(self, d: ev.AgentStarted, actor: str) -> set[str]:
+        self.agent = AgentView(model=d.model, mode=d.mode, state="running", max_steps=d.max_steps,
+                               max_cost=d.max_cost, scripted=d.scripted)
+        return {"agent"}
+
+    def _agent_message(self, d: ev.AgentMessage, actor: str) -> set[str]:
+        conversation = self.agent.conversation
+        del conversation[d.index:]  # a take-over cuts the history: the index says where
+        conversation.append(d.message)
+        return set()
+
+    def _model_request(self, d: ev.ModelRequest, actor: str) -> set[str]:
+        self.agent.step, self.agent.streaming, self.agent.retry = d.step, "", ""
+        return {"agent"}
+
+    def _model_delta(self, d: ev.ModelDelta, actor: str) -> set[str]:
+        self.agent.streaming += d.text
+        return {"agent"}
+
+    def _model_reply(self, d: ev.ModelReplied, actor: str) -> set[str]:
+        agent = self.agent
+        agent.streaming, agent.retry = d.text, ""
+        agent.tokens += d.prompt_tokens + d.completion_tokens
+        agent.cost = None if agent.cost is None or d.cost is None else agent.cost + d.cost
+        return {"agent"}
+
+    def _model_retry(self, d: ev.ModelRetry, actor: str) -> set[str]:
+        self.agent.retry = f"retrying in {d.wait_s:.0f} s ({d.reason})"
+        return {"agent"}
+
+    def _approval_requested(self, d: ev.ApprovalRequested, actor: str) -> set[str]:
+        self.agent.waiting = d
+        return {"approval", "agent"}
+
+    def _decision(self, d: ev.Decision, actor: str) -> set[str]:
+        if self.agent.waiting is not None and self.agent.waiting.call_id == d.call_id:
+            self.agent.waiting = None
+            return {"approval", "agent"}
+        return set()
+
+    def _agent_status(self, d: ev.AgentStatus, actor: str) -> set[str]:
+        agent = self.agent
+        agent.state, agent.mode, agent.step, agent.reason = d.state, d.mode, d.step, d.reason
+        agent.tokens, agent.cost = d.tokens, d.cost
+        agent.max_steps, agent.max_cost = d.max_steps, d.max_cost
+        if d.state not in ("waiting",):
+            agent.waiting = None if d.state in ("stopped", "done", "submitted", "error") else agent.waiting
+        return {"agent", "approval"}
 
     def _call_started(self, d: ev.CallStarted, actor: str) -> set[str]:
         if d.lane != "act":

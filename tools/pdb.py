@@ -1,0 +1,85 @@
+"""pdb: one command in the session's live pdb, shared with the person."""
+
+from __future__ import annotations
+
+from dgym_tui.core.commands import verb
+from dgym_tui.tools.base import Tool, ToolError, ToolOutput, cap
+
+CONTEXT_LINES = 5  # lines shown each side of the current one
+REFUSED = {
+    "q": "quitting would end the debugging session; use `restart` to start the program again",
+    "quit": "quitting would end the debugging session; use `restart` to start the program again",
+    "exit": "quitting would end the debugging session; use `restart` to start the program again",
+    "interact": "`interact` opens a console that waits for typed input; use `p`/`pp` or `!statement`",
+}
+
+
+class PdbTool(Tool):
+    name = "pdb"
+    description = (
+        "Send one command to the live pdb session in which the program runs (`python -m pdb` "
+        "style; the person may use the same session). Breakpoints take `file_path:line_number` "
+        "relative to the repository root and persist across restarts (conditions included). After "
+        "each command you get pdb's output, the current frame and the code around it. After a "
+        "post-mortem or the program's end, c/n/s start the program again.\n"
+        "Examples: `b shopcart/cart.py:42` sets a breakpoint; `c` continues to it; `p qty` prints "
+        "a value; `where` shows the stack; `up` moves to the caller; `cl shopcart/cart.py:42` "
+        "clears it; `restart` starts the program again.")
+    parameters = {
+        "command": {"type": "string", "description": "One pdb command, e.g. `b src/app.py:42`, `c`, `p x`."},
+        "entrypoint": {"type": ["string", "null"],
+                       "description": "What to run under pdb, e.g. `pytest tests/test_x.py::test_y` or "
+                                      "`python app.py --flag`; null keeps the current one. Changing it "
+                                      "restarts the program."},
+    }
+    required = ("command",)
+
+    def run(self, session, actor: str, command: str, entrypoint: str | None = None) -> ToolOutput:
+        command = command.strip()
+        if not command:
+            raise ToolError("empty command: give one pdb command, e.g. `n` or `p x`")
+        warning = ""
+        first_word = verb(command)
+        if first_word not in ("p", "pp", "!") and not command.startswith(("print(", "!")):
+            parts = [p.strip() for p in command.replace(";;", "\n").replace(";", "\n").split("\n") if p.strip()]
+            if len(parts) > 1:
+                command, warning = parts[0], "Only one command runs per call: ran the first, `%s`.\n" % parts[0]
+                first_word = verb(command)
+        if first_word in REFUSED:
+            raise ToolError(f"not sent to pdb: {REFUSED[first_word]}")
+        prefix = ""
+        if entrypoint and entrypoint.strip() != session.entrypoint_label:
+            session.set_entrypoint(entrypoint.strip(), actor=actor)
+            prefix = f"The program was restarted with the entrypoint `{entrypoint.strip()}`.\n"
+        if command in ("b", "break"):
+            return ToolOutput(prefix + warning + "Breakpoints:\n" + session.breakpoints.listing() + "\n")
+        if command in ("cl", "clear"):
+            session.clear_breakpoints(actor=actor)
+            return ToolOutput(prefix + warning + "All breakpoints have been cleared.\n")
+        result = session.send(command, actor=actor)
+        text = prefix + warning + "Pdb command output:\n" + (result.output.strip() or "(no output)") + "\n"
+        stop = result.stop
+        if stop is not None and stop.file:
+            text += f"\nCurrent frame:\n{stop.where} in {stop.function}\n"
+            context = around(session, stop.file, stop.line)
+            if context:
+                text += f"\nContext around the current frame:\n{context}\n"
+        elif result.exited:
+            text += (f"\nThe program ended (exit code {result.exit_code}). The next c, n or s starts it "
+                     "again.\n")
+        return ToolOutput(cap(text), ok=result.error is None)
+
+
+def around(session, path: str, line: int | None) -> str:
+    """pdb's `list` around a line (B for a breakpoint, -> for the current line), from the text
+    the session recorded: no extra pdb command."""
+    text = session.state.source(path)
+    if text is None or line is None:
+        return ""
+    lines = text.splitlines()
+    marked = {bp.line for bp in session.breakpoints.items() if bp.file == path}
+    out = []
+    for number in range(max(1, line - CONTEXT_LINES), min(len(lines), line + CONTEXT_LINES) + 1):
+        mark = ("B" if number in marked else " ") + ("->" if number == line else "  ")
+        out.append(f"{number:>4}{mark}\t{lines[number - 1]}")
+    return "\n".join(out)

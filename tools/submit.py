@@ -1,0 +1,17 @@
+"""submit: the agent says it is done; the tests run once more for the record."""
+
+from __future__ import annotations
+
+from dgym_tui.tools.base import Tool, ToolOutput
+from dgym_tui.tools.eval import report
+
+
+class SubmitTool(Tool):
+    name = "submit"
+    description = "Call once when the bug is fixed and the tests pass, with a one-line summary of the fix."
+    parameters = {"message": {"type": ["string", "null"], "description": "What was wrong and what you changed."}}
+
+    def run(self, session, actor: str, message: str | None = None) -> ToolOutput:
+        tests = session.run_tests(actor=actor)
+        head = f"Agent message: {message}\n\n" if message else ""
+        return ToolOutput(head + report(tests), submitted=message or "")
