@@ -8,24 +8,24 @@ import sys
 
 from dgym_tui import __version__
 
-SUBCOMMANDS = ("doctor", "image")
+SUBCOMMANDS = ("doctor", "image", "run")
 
 DESCRIPTION = """\
 Debug a Python repository in a terminal UI, side by side with an AI agent. The repo's code runs
 in a sandbox (a Docker container when an engine answers and the sandbox image exists, else a
 temporary local copy, NOT isolated); your checkout is never modified.
 
+With --model, an LLM agent debugs beside you: every action it proposes waits for your approval
+(--mode step) or only those the policy marks `ask` (--mode auto).
+
 other commands:
-  dgym-tui doctor             check Docker, the sandbox image, git, the terminal and LLM keys
-  dgym-tui image build        build the sandbox image (see `dgym-tui image build --help`)
+  dgym-tui run REPO --model M ...   the agent with no UI (see `dgym-tui run --help`)
+  dgym-tui doctor                   check Docker, the sandbox image, git, the terminal and LLM keys
+  dgym-tui image build              build the sandbox image (see `dgym-tui image build --help`)
 """
 
 
-def _main_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dgym-tui", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("repo", nargs="?", help="the repository to debug (default: the bundled example, shopcart)")
-    p.add_argument("--version", action="version", version=f"dgym-tui {__version__}")
+def _sandbox_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto",
                    help="where the code runs (default: auto = docker if available, else local with a warning)")
     p.add_argument("--image", help="sandbox image for --sandbox docker (default: dgym-tui-sandbox:latest)")
@@ -34,9 +34,46 @@ def _main_parser() -> argparse.ArgumentParser:
     p.add_argument("-e", "--entrypoint", metavar="CMD",
                    help='what runs under pdb, e.g. "pytest tests/test_x.py::test_y", "python app.py --x 1", '
                         '"python -m pkg" (default: pytest when the repo has tests, else its __main__ script)')
+
+
+def _agent_arguments(p: argparse.ArgumentParser, modes: list[str]) -> None:
+    p.add_argument("--model", metavar="M",
+                   help="an LLM for the agent: any litellm model string (openai/gpt-4o, anthropic/..., "
+                        "openai/NAME with --api-base for Ollama/vLLM), or scripted:FILE (default: config.toml)")
+    p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1")
+    p.add_argument("--mode", choices=modes,
+                   help="step: every agent action waits for you; auto: only what the policy marks `ask` waits"
+                        + ("; manual: no agent" if "manual" in modes else "") + " (default: config.toml, else step)")
+    p.add_argument("--max-steps", type=int, metavar="N", help="stop the agent after N model calls (default 50)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="stop the agent once it has cost this much")
+    p.add_argument("--task", metavar="TEXT", help="what the agent should do (default: fix the failing tests)")
+    p.add_argument("--system-prompt", metavar="FILE",
+                   help="the agent's system prompt template ({repo} {entrypoint} {tools} {sandbox})")
+
+
+def _main_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dgym-tui", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("repo", nargs="?", help="the repository to debug (default: the bundled example, shopcart)")
+    p.add_argument("--version", action="version", version=f"dgym-tui {__version__}")
+    _sandbox_arguments(p)
+    _agent_arguments(p, ["manual", "step", "auto"])
     p.add_argument("--theme", help="colour theme (default: the last one chosen, else dgym-dark)")
     p.add_argument("--pdb-timeout", type=float, default=30.0, metavar="S",
                    help="interrupt a pdb command that runs longer than this (default: 30)")
+    return p
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="dgym-tui run", description="Run the agent on a repository with no UI: one line per step. "
+        "Exit 0 when the tests pass at the end, 1 when they do not, 2 for a usage error. Calls the "
+        "policy marks `ask` are refused (and the model told so) unless --yes approves them.")
+    p.add_argument("repo", help="the repository to debug")
+    _sandbox_arguments(p)
+    _agent_arguments(p, ["step", "auto"])
+    p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
+    p.add_argument("--session", metavar="FILE", help="write the session (JSON lines) to FILE")
     return p
 
 
@@ -73,6 +110,14 @@ def main(argv: list[str] | None = None) -> int:
             from dgym_tui import doctor
 
             return doctor.run()
+        if argv and argv[0] == "run":
+            args = _run_parser().parse_args(argv[1:])
+            if not args.model and not _configured_model():
+                _run_parser().error("give --model (or set model in config.toml [agent])")
+            _install_signal_handlers()
+            from dgym_tui import headless
+
+            return headless.run(args)
         if argv and argv[0] == "image":
             args = _image_parser().parse_args(argv[1:])
             from dgym_tui.image import build_image
@@ -88,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _configured_model() -> str | None:
+    from dgym_tui.config import load_config
+
+    return (load_config().get("agent") or {}).get("model")
+
+
 def _run_app(args) -> int:
     from dgym_tui.sandbox.repo_copy import check_repo_path
 
@@ -100,12 +151,21 @@ def _run_app(args) -> int:
     _install_signal_handlers()
     from dgym_tui.core.session import Session
 
+    from dgym_tui.config import AgentSettings
+
+    try:
+        settings = AgentSettings.load(model=args.model, api_base=args.api_base, mode=args.mode,
+                                      max_steps=args.max_steps, max_cost=args.max_cost, task=args.task,
+                                      system_prompt_file=args.system_prompt)
+    except ValueError as e:
+        print(f"dgym-tui: {e}", file=sys.stderr)
+        return 2
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
                       entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout)
     from dgym_tui.ui.app import DgymApp
 
     try:
-        DgymApp(session, theme=args.theme).run()
+        DgymApp(session, theme=args.theme, agent_settings=settings).run()
     finally:
         session.close()
     return 0

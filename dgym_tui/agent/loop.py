@@ -1,0 +1,467 @@
+"""The agent loop: ask the model, run the tools it calls (each one through the session's runner,
+as actor "agent", after the policy and the person allow it), tell it what happened, repeat.
+
+The control flow is plain: one loop in `run()`, one model query per step, one tool result per
+tool call whatever becomes of it. Everything is an event (core/events.py), so the transcript,
+the status bar, the session file and replay follow the agent without asking it anything. The
+person steers from any thread: pause/resume, stop, the mode, the limits, a hint, and the
+answers to the calls that wait (`answer`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+
+from dgym_tui.agent.approval import Answer, ApprovalGate
+from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ToolCall
+from dgym_tui.agent.policy import Policy
+from dgym_tui.agent.prompts import system_prompt, task_from_tests
+from dgym_tui.core import events as ev
+from dgym_tui.core.events import AGENT, HUMAN, SYSTEM
+
+TRIMMED = "[this old observation was trimmed to keep the conversation within the model's context window]"
+KEEP_RECENT = 4             # the newest tool observations are never trimmed
+PROTECTED = ("system", "task", "person", "hint")  # never trimmed
+PERSON_NOTES_CAP = 4000     # characters of "what the person did" per step
+NUDGE = ("You replied without calling a tool. Call one of the tools to go on, or `submit` when the "
+         "bug is fixed.")
+
+
+class Agent:
+    def __init__(self, session, model: Model, *, tools: dict | None = None, policy: Policy | None = None,
+                 mode: str = "step", max_steps: int | None = 50, max_cost: float | None = None,
+                 task: str | None = None, system_template: str | None = None,
+                 context_window: int | None = None,
+                 auto_answer: Callable[[ev.ApprovalRequested], Answer] | None = None,
+                 on_model_error: str = "pause"):
+        from dgym_tui.tools import registry
+
+        self.session, self.model = session, model
+        self.tools = tools if tools is not None else registry()
+        self.policy = policy or Policy.from_config(None)
+        self.mode = mode
+        self.max_steps, self.max_cost = max_steps, max_cost
+        self.task, self.system_template = task, system_template
+        self.context_window = context_window
+        self.auto_answer = auto_answer        # headless runs answer by rule, nobody waits
+        self.on_model_error = on_model_error  # pause (the app: the person may retry) | stop
+        self.gate = ApprovalGate()
+        self.messages: list[dict] = []
+        self.origins: list[str] = []
+        self.step = 0
+        self.tokens = 0
+        self.cost: float | None = 0.0
+        self.submitted: str | None = None
+        self.outcome = ""                     # why it ended: submitted | stopped | limit | error
+        self._stop = threading.Event()
+        self._resume = threading.Condition()
+        self._paused = False
+        self._lock = threading.Lock()
+        self._hints: list[str] = []
+        self._person: list[str] = []          # what the person did since the last step
+        self._thread: threading.Thread | None = None
+        self._unsubscribe = None
+
+    # --- control, from any thread ------------------------------------------------------------
+
+    def start(self) -> threading.Thread:
+        self._thread = threading.Thread(target=self.run, name="dgym-agent", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.gate.wake()
+        with self._resume:
+            self._resume.notify_all()
+
+    def pause(self) -> None:
+        with self._resume:
+            self._paused = True
+        self._status("paused", "paused by the person")
+
+    def resume(self) -> None:
+        with self._resume:
+            self._paused = False
+            self._resume.notify_all()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in ("step", "auto"):
+            raise ValueError(f"unknown mode {mode!r}: step or auto")
+        self.mode = mode
+        self._status(self._state_now(), f"mode: {mode}")
+
+    def raise_limits(self, max_steps: int | None = None, max_cost: float | None = None) -> None:
+        """Allow more steps or cost; an agent stopped at a limit goes on."""
+        if max_steps is not None:
+            self.max_steps = max_steps
+        if max_cost is not None:
+            self.max_cost = max_cost
+        self.resume()
+
+    def hint(self, text: str) -> None:
+        """Words from the person, read at the next step (and kept in full: never trimmed)."""
+        text = text.strip()
+        if text:
+            self.session.events.emit(ev.Hint(text=text), HUMAN)
+            with self._lock:
+                self._hints.append(text)
+
+    def answer(self, call_id: str, answer: Answer) -> bool:
+        return self.gate.answer(call_id, answer)
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def run(self) -> str:
+        self._unsubscribe = self.session.events.subscribe(self._watch, replay=False)
+        try:
+            self._begin()
+            while not self._stop.is_set():
+                if self._limit_reached():
+                    if self.auto_answer is not None or not self._wait_for_resume():
+                        self.outcome = self.outcome or "limit"
+                        break
+                    continue
+                if not self._wait_for_resume():
+                    break
+                reply = self._query()
+                if reply is None:
+                    continue  # a model error paused us, or we were stopped: the loop decides
+                if not reply.tool_calls:
+                    self._add({"role": "user", "content": NUDGE}, "nudge")
+                for call in reply.tool_calls:
+                    self._handle(call)
+                if self.submitted is not None:
+                    self.outcome = "submitted"
+                    break
+            if not self.outcome:
+                self.outcome = "stopped"
+        except Exception as e:  # a bug of ours: say it, never take the session down
+            self.outcome = "error"
+            self.session.events.emit(ev.Error(message=f"the agent stopped on an internal error: "
+                                                      f"{type(e).__name__}: {e}"), AGENT)
+        finally:
+            self._status(self.outcome, self.submitted or "")
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+        return self.outcome
+
+    def _begin(self) -> None:
+        names = sorted(self.tools)
+        self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
+                                                 max_steps=self.max_steps, max_cost=self.max_cost,
+                                                 scripted=self.model.name.startswith("scripted:")), AGENT)
+        self._status("running", "")
+        task = self.task
+        if not task:
+            task = task_from_tests(self.session.run_tests(actor=AGENT))
+        listing = "\n".join(f"- {name}: {self.tools[name].summary}" for name in names)
+        ready = self.session.state.sandbox
+        prompt = system_prompt(self.system_template, repo=self.session.repo_name, tools=listing,
+                               entrypoint=self.session.entrypoint_label,
+                               sandbox=ready.description if ready else "a sandbox")
+        self._add({"role": "system", "content": prompt}, "system")
+        self._add({"role": "user", "content": task}, "task")
+
+    def _limit_reached(self) -> bool:
+        reason = ""
+        if self.max_steps is not None and self.step >= self.max_steps:
+            reason = f"reached the step limit ({self.max_steps})"
+        elif self.max_cost is not None and self.cost is not None and self.cost >= self.max_cost:
+            reason = f"reached the cost limit (${self.max_cost:.2f})"
+        if reason:
+            self.outcome = "limit"
+            with self._resume:
+                self._paused = True
+            self._status("limit", reason)
+            return True
+        return False
+
+    def _wait_for_resume(self) -> bool:
+        """Wait while paused; False when stopped."""
+        with self._resume:
+            if self._paused and not self._stop.is_set():
+                while self._paused and not self._stop.is_set():
+                    self._resume.wait()
+                if not self._stop.is_set():
+                    self.outcome = ""
+                    self._status("running", "resumed")
+        return not self._stop.is_set()
+
+    # --- one model query --------------------------------------------------------------------
+
+    def _query(self) -> ModelReply | None:
+        self._tell_person_notes()
+        self.step += 1
+        prompt, trimmed = self._prompt()
+        self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=trimmed), AGENT)
+        schemas = [tool.schema() for _, tool in sorted(self.tools.items())]
+        try:
+            reply = self.model.query(
+                prompt, schemas,
+                on_delta=lambda text: self.session.events.emit(ev.ModelDelta(step=self.step, text=text), AGENT),
+                on_retry=self._retrying, cancel=self._stop)
+        except ModelCancelled:
+            self.step -= 1
+            return None
+        except ModelError as e:
+            self.step -= 1  # the step did not happen: a retry asks again
+            self.session.events.emit(ev.Error(message=f"the model failed: {e}"), AGENT)
+            if e.kind == "context_window" and self.context_window is None:
+                self.context_window = max(2048, self.model.count_tokens(prompt) // 2)  # trim harder next time
+            if self.on_model_error == "stop" or e.kind == "script_over":
+                self.outcome = "error"
+                self._stop.set()
+            else:
+                with self._resume:
+                    self._paused = True
+                self._status("error", f"{e} — resume to try again")
+            return None
+        index = self._add(reply.message, "reply")
+        self.tokens += reply.usage.total_tokens
+        self.cost = None if self.cost is None or reply.cost is None else self.cost + reply.cost
+        self.session.events.emit(ev.ModelReplied(
+            step=self.step, text=reply.text,
+            tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments, "error": c.error}
+                        for c in reply.tool_calls],
+            prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
+            cost=reply.cost, message_index=index), AGENT)
+        self._status("running", "")
+        return reply
+
+    def _retrying(self, attempt: int, wait_s: float, reason: str) -> None:
+        self.session.events.emit(ev.ModelRetry(attempt=attempt, wait_s=wait_s, reason=reason), AGENT)
+
+    def _prompt(self) -> tuple[list[dict], list[int]]:
+        """The history to send, old observations trimmed to fit the window (never the system
+        prompt, the task, or anything the person said)."""
+        messages = list(self.messages)
+        window = self.context_window or _safe(self.model.context_window)
+        if not window:
+            return messages, []
+        budget = int(window * 0.8)
+        tools = [i for i, origin in enumerate(self.origins) if origin == "tool"]
+        candidates = tools[:-KEEP_RECENT] if len(tools) > KEEP_RECENT else []
+        trimmed: list[int] = []
+        while candidates and self.model.count_tokens(messages) > budget:
+            i = candidates.pop(0)
+            if messages[i].get("content") != TRIMMED:
+                messages[i] = {**messages[i], "content": TRIMMED}
+                trimmed.append(i)
+        return messages, trimmed
+
+    # --- one tool call ------------------------------------------------------------------------
+
+    def _handle(self, call: ToolCall) -> None:
+        """Exactly one tool message (and one ToolResult event) per call, whatever happens."""
+        if self.submitted is not None:
+            return self._not_run(call, "not executed: the agent had already submitted")
+        if self._stop.is_set():
+            return self._not_run(call, "not executed: the agent was stopped")
+        if call.error is not None:
+            self._requested(call, {}, "invalid", call.error)
+            return self._not_run(call, f"error: {call.error}. Call the tool again with valid arguments.", ok=False)
+        tool = self.tools.get(call.name)
+        if tool is None:
+            self._requested(call, call.arguments or {}, "invalid", "no such tool")
+            return self._not_run(call, f"error: there is no tool named {call.name!r}. The tools are: "
+                                       f"{', '.join(sorted(self.tools))}.", ok=False)
+        args = call.arguments or {}
+        problem = tool.check(args)
+        if problem:
+            self._requested(call, args, "invalid", problem)
+            return self._not_run(call, f"error: {problem}", ok=False)
+        verdict = self.policy.decide(call.name, args, self.mode)
+        self._requested(call, args, verdict.action, verdict.rule)
+        if verdict.action == "deny":
+            return self._not_run(call, f"not executed: the policy refuses this call ({verdict.rule}). "
+                                       "Do it another way.")
+        if verdict.action == "ask":
+            return self._ask(call, tool, args, verdict.rule)
+        self._execute(call, args)
+
+    def _ask(self, call: ToolCall, tool, args: dict, rule: str) -> None:
+        tried = None  # the checkpoint a try made, and what it showed
+        preview = None
+        while True:
+            request = self._request(call, args, rule, tried, preview)
+            preview = (request.path, request.before, request.after)
+            self._status("waiting", f"{call.name} waits for you ({rule})")
+            if self.auto_answer is not None:
+                answer, by = self.auto_answer(request), SYSTEM
+            else:
+                answer, by = self.gate.wait(call.id, self._stop), HUMAN
+            granted = None
+            if answer.verdict == "always":
+                granted = str(self.policy.always_allow(call.name, answer.pattern))
+            self.session.events.emit(ev.Decision(call_id=call.id, verdict=answer.verdict, comment=answer.comment,
+                                                 args=answer.args, rule=granted), by)
+            self._status("running", "")
+            if answer.verdict in ("approve", "always"):
+                if tried is not None:
+                    observation = tried[1] + "\n(the person tried this change, then kept it)"
+                    self.session.events.emit(ev.ToolResult(call_id=call.id, tool=call.name, observation=observation,
+                                                           executed=True), AGENT)
+                    return self._tool_message(call, observation, "tool")
+                return self._execute(call, args)
+            if answer.verdict == "edit":
+                edited = answer.args or {}
+                problem = tool.check(edited)
+                if problem:
+                    self.session.events.emit(ev.Notice(message=f"the edited call is not valid: {problem}"), AGENT)
+                    continue
+                self._revert(tried)
+                return self._execute(call, edited, note="The person edited this call before it ran; it ran "
+                                                        f"with these arguments: {json.dumps(edited)}\n")
+            if answer.verdict == "try":
+                if tried is None:
+                    tried = self._try(call, args)
+                continue
+            self._revert(tried)
+            if answer.verdict == "reject":
+                comment = answer.comment.strip() or "(no comment)"
+                return self._not_run(call, f"not executed: the person rejected this call. Their comment: {comment}",
+                                     origin="person")
+            return self._not_run(call, "not executed: the agent was stopped while this call waited")
+
+    def _try(self, call: ToolCall, args: dict) -> tuple[str | None, str]:
+        """Run a call now, as a checkpoint, and the tests after it; the decision stays open.
+        Returns the checkpoint it made (None: it changed nothing) and what it showed."""
+        before = self._head()
+        outcome = self.session.run_tool(call.name, args, call_id=call.id, record=False, actor=AGENT)
+        observation = outcome.observation
+        made = self._head() if self._head() != before else None
+        if made is not None:
+            tests = self.session.run_tests(actor=AGENT)
+            observation += f"\n\nTests after this change: {tests.summary()}"
+            if tests.failing:
+                observation += "\nfailing: " + ", ".join(tests.failing[:20])
+        self.session.events.emit(ev.Notice(message=f"tried {call.name}: {observation[-300:]}", level="info"), AGENT)
+        return made, observation
+
+    def _revert(self, tried: tuple[str | None, str] | None) -> None:
+        """Undo a tried change, if it is still the last one."""
+        if tried is None or tried[0] is None:
+            return
+        if self._head() != tried[0]:
+            self.session.events.emit(ev.Notice(message="the tried change was not reverted: other changes came "
+                                                       "after it (undo them by hand)"), AGENT)
+            return
+        self.session.undo(actor=HUMAN)
+
+    def _head(self) -> str:
+        records = self.session.workspace.records
+        return records[-1].id if records else ""
+
+    def _request(self, call, args, rule, tried, preview) -> ev.ApprovalRequested:
+        path = before = after = None
+        if preview is not None:
+            path, before, after = preview
+        elif call.name == "edit":
+            try:
+                path = str(args.get("path"))
+                before, after = self.session.preview_edit(path, args.get("new_code", ""), args.get("start"),
+                                                          args.get("end"), actor=AGENT)
+            except Exception as e:  # the person sees the error; the model will too if it runs
+                after = f"(cannot show this edit: {e})"
+        request = ev.ApprovalRequested(call_id=call.id, tool=call.name, args=args, rule=rule, path=path,
+                                       before=before, after=after, tried=tried is not None,
+                                       outcome=tried[1] if tried is not None else None)
+        self.session.events.emit(request, AGENT)
+        return request
+
+    def _execute(self, call: ToolCall, args: dict, note: str = "") -> None:
+        outcome = self.session.run_tool(call.name, args, call_id=call.id, actor=AGENT)
+        if outcome.submitted is not None:
+            self.submitted = outcome.submitted or "submitted"
+        self._tool_message(call, note + outcome.observation, "tool")
+
+    def _requested(self, call: ToolCall, args: dict, verdict: str, rule: str) -> None:
+        self.session.events.emit(ev.ToolRequested(call_id=call.id, tool=call.name, args=args, verdict=verdict,
+                                                  rule=rule), AGENT)
+
+    def _not_run(self, call: ToolCall, observation: str, ok: bool = True, origin: str = "tool") -> None:
+        self.session.events.emit(ev.ToolResult(call_id=call.id, tool=call.name, observation=observation,
+                                               executed=False, ok=ok), AGENT)
+        self._tool_message(call, observation, origin)
+
+    def _tool_message(self, call: ToolCall, content: str, origin: str) -> None:
+        self._add({"role": "tool", "tool_call_id": call.id, "content": content}, origin)
+
+    # --- the conversation ---------------------------------------------------------------------
+
+    def _add(self, message: dict, origin: str) -> int:
+        index = len(self.messages)
+        self.messages.append(message)
+        self.origins.append(origin)
+        self.session.events.emit(ev.AgentMessage(index=index, message=message, origin=origin), AGENT)
+        return index
+
+    def _tell_person_notes(self) -> None:
+        """What the person did and said since the last step, as one user message."""
+        with self._lock:
+            hints, self._hints = self._hints, []
+            notes, self._person = self._person, []
+        parts = []
+        if notes:
+            text = "\n".join(notes)
+            if len(text) > PERSON_NOTES_CAP:
+                text = text[:PERSON_NOTES_CAP] + f"\n[... {len(text) - PERSON_NOTES_CAP} more characters]"
+            parts.append("Meanwhile the person did this in the debugger:\n" + text)
+        for hint in hints:
+            parts.append(f"A hint from the person: {hint}")
+        if parts:
+            self._add({"role": "user", "content": "\n\n".join(parts)}, "person")
+
+    def _watch(self, event: ev.Event) -> None:
+        """A listener (quick, no waiting): remember what the person does beside the agent."""
+        if event.actor != HUMAN:
+            return
+        d = event.data
+        if isinstance(d, ev.PdbInput):
+            line = f"(Pdb) {d.command}"
+        elif isinstance(d, ev.PdbOutput):
+            line = d.text.rstrip()[:800]
+        elif isinstance(d, ev.Breakpoints):
+            line = "breakpoints now: " + (", ".join(bp.label() for bp in d.breakpoints) or "none")
+        elif isinstance(d, ev.Checkpoint):
+            line = f"changed the code: {d.message}\n{d.patch[:1500]}"
+        elif isinstance(d, ev.Restored):
+            line = f"undid: {d.message}"
+        elif isinstance(d, ev.Tests):
+            line = f"ran the tests: {d.summary()}"
+        elif isinstance(d, ev.ToolResult):
+            line = f"ran the tool {d.tool}: {d.observation[:800]}"
+        else:
+            return
+        with self._lock:
+            self._person.append(line)
+
+    # --- status -------------------------------------------------------------------------------
+
+    def _state_now(self) -> str:
+        if self.gate.waiting:
+            return "waiting"
+        return "paused" if self._paused else "running"
+
+    def _status(self, state: str, reason: str) -> None:
+        self.session.events.emit(ev.AgentStatus(state=state, mode=self.mode, step=self.step, tokens=self.tokens,
+                                                cost=self.cost, reason=reason, max_steps=self.max_steps,
+                                                max_cost=self.max_cost), AGENT)
+
+
+def _safe(fn):
+    try:
+        return fn()
+    except Exception:
+        return None

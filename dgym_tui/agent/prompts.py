@@ -1,0 +1,68 @@
+"""The agent's system prompt (a template a user may replace) and its task.
+
+The template is formatted with str.format: {repo}, {entrypoint}, {tools} (one line per tool)
+and {sandbox}. A user's own template (`[agent] system_prompt_file` in config.toml, or
+--system-prompt FILE) may use any of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SYSTEM_PROMPT = """\
+You are a debugging agent working in the Python repository "{repo}", side by side with a person
+who watches everything you do and approves your changes. The code runs in a sandbox
+({sandbox}); a live pdb session runs `{entrypoint}` there, and the person may use it too.
+
+Find the root cause of the failure, then fix it with the smallest correct change. Work like an
+experienced developer with a debugger:
+- read the failing tests and the code they call (view, grep, listdir);
+- set breakpoints where the wrong value should appear and inspect the program's state with pdb
+  (`b file.py:line`, `c`, `p expr`, `pp expr`, `where`, `up`, `n`, `s`) rather than guessing;
+- change code with edit once you know the cause; then run eval to check the tests;
+- when the tests pass and you are done, call submit with a one-line summary.
+
+Call exactly the tools you need, one step at a time. When the person rejects an action, read
+their comment and follow it. Messages from the person (hints, what they did in the debugger)
+come as user messages: take them into account.
+
+Tools:
+{tools}
+"""
+
+TASK_FROM_TESTS = """\
+The test suite of this repository fails. Here is pytest's report of the failures:
+
+{report}
+
+Find why, and fix the code (not the tests, unless a test is clearly wrong)."""
+
+NO_FAILURES = """\
+The test suite of this repository passes; pytest reports:
+
+{report}
+
+Ask the person what to look at, or look for a bug they may have described in the repository's
+README or issues."""
+
+
+def system_prompt(template: str | None, **values) -> str:
+    text = template if template is not None else SYSTEM_PROMPT
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError, ValueError) as e:
+        raise ValueError(f"the system prompt template cannot be filled: {e!r} "
+                         f"(it may use {{{'}, {'.join(values)}}})") from None
+
+
+def load_template(path: str | Path) -> str:
+    try:
+        return Path(path).expanduser().read_text()
+    except OSError as e:
+        raise ValueError(f"cannot read the system prompt template {path}: {e.strerror}") from None
+
+
+def task_from_tests(tests) -> str:
+    """The default task: the failing tests' output (its tail, which holds the failures)."""
+    report = tests.output.strip()[-6000:] or tests.summary()
+    return (TASK_FROM_TESTS if not tests.ok else NO_FAILURES).format(report=report)

@@ -1,0 +1,129 @@
+"""`dgym-tui run`: the agent with no UI. One progress line per step; exit 0 when the tests pass
+at the end, 1 when they do not, 2 for a usage error.
+
+Calls the policy marks `ask` are refused (the model is told so) unless `--yes` approves them;
+`deny` is refused either way. Everything printed comes from the sandbox or the model, so it
+goes through safe_text first.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from dgym_tui.core import events as ev
+from dgym_tui.core.safe_text import one_line, visible
+
+
+class Progress:
+    """Prints one line per agent step, and what ends the run."""
+
+    def __init__(self, out=None):
+        self.out = out or sys.stdout
+        self.calls: list[str] = []
+        self.results: list[str] = []
+        self.step = 0
+        self.tokens = 0
+        self.cost: float | None = 0.0
+
+    def __call__(self, event: ev.Event) -> None:
+        d = event.data
+        if isinstance(d, ev.ModelRequest):
+            self._flush()
+            self.step = d.step
+        elif isinstance(d, ev.ModelReplied):
+            self.tokens += d.prompt_tokens + d.completion_tokens
+            self.cost = None if self.cost is None or d.cost is None else self.cost + d.cost
+            self.calls = [f"{c['name']}({_short_args(c.get('arguments'))})" for c in d.tool_calls] or ["(no tool call)"]
+        elif isinstance(d, ev.ToolResult) and event.actor == ev.AGENT:
+            first = d.observation.strip().splitlines()[0] if d.observation.strip() else ""
+            self.results.append(first[:70])
+        elif isinstance(d, ev.Decision):
+            self.results.append(f"[{d.verdict}{': ' + d.comment if d.comment else ''}]")
+        elif isinstance(d, ev.AgentStatus) and d.state in ("limit", "error", "submitted", "stopped"):
+            self._flush()
+            self._print(f"agent {d.state}: {d.reason}" if d.reason else f"agent {d.state}")
+        elif isinstance(d, ev.Error):
+            self._print(f"error: {d.message}")
+
+    def _flush(self) -> None:
+        if not self.calls:
+            return
+        cost = "?" if self.cost is None else f"${self.cost:.4f}"
+        self._print(f"step {self.step:>3}  {' '.join(self.calls)}  → {' | '.join(self.results)}  "
+                    f"[{self.tokens:,} tokens, {cost}]")
+        self.calls, self.results = [], []
+
+    def _print(self, text: str) -> None:
+        print(one_line(text), file=self.out, flush=True)
+
+
+def _short_args(args) -> str:
+    if not isinstance(args, dict):
+        return "…"
+    text = ", ".join(f"{k}={v!r}" for k, v in args.items() if k != "new_code")
+    if "new_code" in args:
+        text += (", " if text else "") + f"new_code=<{len(str(args['new_code']).splitlines())} lines>"
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def run(args) -> int:
+    """The `run` subcommand (args from cli.py's parser)."""
+    from dgym_tui.agent.approval import Answer
+    from dgym_tui.agent.setup import make_agent
+    from dgym_tui.config import AgentSettings
+    from dgym_tui.core.session import Session
+    from dgym_tui.sandbox.repo_copy import check_repo_path
+
+    repo = check_repo_path(args.repo)
+    try:
+        settings = AgentSettings.load(model=args.model, api_base=args.api_base, mode=args.mode,
+                                      max_steps=args.max_steps, max_cost=args.max_cost, task=args.task,
+                                      system_prompt_file=args.system_prompt)
+        if settings.mode == "manual":
+            raise ValueError("`run` needs an agent: --mode step or auto")
+    except ValueError as e:
+        print(f"dgym-tui run: {e}", file=sys.stderr)
+        return 2
+    session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
+                      entrypoint=args.entrypoint)
+    writer = None
+    if args.session:
+        from dgym_tui.core.session_file import SessionWriter
+
+        writer = SessionWriter.open(args.session, session, mode=settings.mode, model=settings.model)
+    progress = Progress()
+    session.events.subscribe(progress, replay=False)
+    try:
+        print(f"dgym-tui run: starting the sandbox for {repo.name}…", flush=True)
+        session.start()
+        if session.state.program == "error":
+            print(f"dgym-tui run: {session.state.error}", file=sys.stderr)
+            return 2
+        ready = session.state.sandbox
+        print(f"sandbox: {ready.description}; model: {one_line(settings.model or '')}; mode: {settings.mode}"
+              + ("; --yes" if args.yes else ""), flush=True)
+
+        def answer(request: ev.ApprovalRequested) -> Answer:
+            if args.yes:
+                return Answer("approve")
+            return Answer("reject", f"refused: this headless run was started without --yes, and the policy "
+                                    f"asks before this call ({request.rule})")
+
+        try:
+            agent = make_agent(session, settings, auto_answer=answer, on_model_error="stop")
+        except ValueError as e:
+            print(f"dgym-tui run: {e}", file=sys.stderr)
+            return 2
+        outcome = agent.run()
+        tests = session.run_tests()
+        print(visible(f"outcome: {outcome}; tests: {tests.summary()}"), flush=True)
+        if agent.submitted:
+            print(visible(f"agent's summary: {agent.submitted}"), flush=True)
+        changed = session.changed_files()
+        if changed:
+            print(f"changed in the sandbox: {', '.join(one_line(c) for c in changed)} (not applied to your repo)")
+        return 0 if tests.ok else 1
+    finally:
+        session.close()
+        if writer is not None:
+            writer.close()
