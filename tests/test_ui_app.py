@@ -20,7 +20,7 @@ from textual.widgets import Collapsible, Tabs
 from dgym_tui.core import events as ev
 from dgym_tui.core.session import Session
 from dgym_tui.ui.app import DgymApp
-from dgym_tui.ui.config import config_path, load_config
+from dgym_tui.config import config_path, load_config
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui.screens.main import BINDING_SECTIONS, MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen, ValueScreen

@@ -20,7 +20,8 @@ from dgym_tui.core.safe_text import one_line
 from dgym_tui.core.runner import CallCancelled
 from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
-from dgym_tui.ui.config import load_config, save_config
+from dgym_tui.config import load_config, save_config
+from dgym_tui.ui.agent_control import AgentControl
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
@@ -41,9 +42,10 @@ class DgymApp(App):
     TITLE = "dgym-tui"
     COMMANDS = App.COMMANDS | {_dgym_commands}
 
-    def __init__(self, session, theme: str | None = None) -> None:
+    def __init__(self, session, theme: str | None = None, agent_settings=None) -> None:
         super().__init__()
         self.session = session
+        self.agents = AgentControl(self, agent_settings)
         self.sub_title = session.repo_name
         for t in THEMES:
             self.register_theme(t)
@@ -159,10 +161,17 @@ class DgymApp(App):
             ("Restart the sandbox", "a fresh sandbox from your repo (after it died)",
              lambda: self.submit("restart_sandbox")),
             ("Interrupt", "stop a running command (ctrl+c)", self.interrupt),
+            ("Undo the last change", "revert the last checkpoint (an edit, a command that changed files)",
+             lambda: self.submit("undo")),
+            *self.agents.palette_commands(),
+            *self.tool_commands(),
             ("Maximize / restore the focused pane", "z", main.action_toggle_maximize),
             ("Help: keys", "?", main.action_help),
         ]
-        for pane, title in (("tree", "Files"), ("transcript", "Transcript"), ("variables", "Variables"),
+        if s.wide_entrypoint is not None and s.entrypoint is not None and s.entrypoint != s.wide_entrypoint:
+            commands.append(("Run all tests", f"back to {s.wide_entrypoint.label} (now: {s.entrypoint.label})",
+                             lambda: self.submit("widen")))
+        for pane, title in (("tree", "Files"), ("agent", "Agent"), ("transcript", "Transcript"), ("variables", "Variables"),
                             ("stack", "Stack"), ("console", "pdb console")):
             state = "show" if pane in main.hidden else "hide"
             commands.append((f"Toggle pane: {title}", state, lambda p=pane: main.toggle_pane(p)))
@@ -170,6 +179,33 @@ class DgymApp(App):
             commands.append((f"Theme: {name}", "the 'Theme' command lists every theme",
                              lambda n=name: setattr(self, "theme", n)))
         return commands
+
+    def tool_commands(self) -> list[tuple[str, str, Callable]]:
+        """Every tool, for the person to run: the same observation the agent would get."""
+        from dgym_tui.tools import registry
+
+        return [(f"Tool: {name}…", tool.summary, lambda t=tool: self.ask_tool(t))
+                for name, tool in sorted(registry().items())]
+
+    def ask_tool(self, tool) -> None:
+        import json
+
+        if not tool.parameters:
+            self.submit("run_tool", name=tool.name, args={})
+            return
+        example = {k: None for k in tool.parameters}
+        example.update({k: "" for k in tool.required})
+
+        def check(value: str) -> str | None:
+            try:
+                args = json.loads(value)
+            except ValueError as e:
+                return f"not JSON: {e}"
+            return tool.check(args)
+
+        self.push_screen(PromptScreen(
+            f"Run {tool.name}: its arguments (JSON)", value=json.dumps(example), validate=check,
+            hint=tool.summary), lambda value: value and self.submit("run_tool", name=tool.name, args=json.loads(value)))
 
     def ask_goto_line(self) -> None:
         source = self.main.source

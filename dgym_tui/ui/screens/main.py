@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.screen import UPDATE_PERIOD, Screen
-from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets import Footer, Input, Static, Tab, Tabs
 
 from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
@@ -25,6 +25,7 @@ from dgym_tui.core.state import DebugState
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui.screens.modals import PromptScreen, ValueScreen
+from dgym_tui.ui.widgets.agent_panel import AgentPanel
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
 from dgym_tui.ui.widgets.repo_tree import RepoTree
 from dgym_tui.ui.widgets.source_view import SourceView
@@ -34,9 +35,9 @@ from dgym_tui.ui.widgets.transcript import Transcript
 from dgym_tui.ui.widgets.variables import VariablesPane
 
 COMPACT_WIDTH, COMPACT_HEIGHT = 100, 30
-SIDE_PANES = ("tree", "transcript", "variables", "stack")  # the ones that fold into tabs
+SIDE_PANES = ("tree", "agent", "transcript", "variables", "stack")  # the ones that fold into tabs
 PANE_TITLES = {"tree": "Files", "source": "Source", "console": "pdb", "transcript": "Transcript",
-               "variables": "Variables", "stack": "Stack"}
+               "variables": "Variables", "stack": "Stack", "agent": "Agent"}
 INPUT_GRACE = 0.05  # seconds a command's input waits to be shown with its output
 # A screen update runs at most every UPDATE_PERIOD; waiting a little longer than that lets the
 # frame with the new current line go out before the other panes are updated.
@@ -71,12 +72,18 @@ BINDING_SECTIONS: list[tuple[str, list[Binding]]] = [
                 tooltip="focus the variables (Enter shows a full value)"),
         Binding("f6", "focus_pane('stack')", "Stack", show=False,
                 tooltip="focus the stack (Enter moves pdb to that frame)"),
+        Binding("f7", "focus_pane('agent')", "Agent", show=False,
+                tooltip="focus the agent pane (its keys answer a waiting call: a A e r t)"),
         Binding("z", "toggle_maximize", "Zoom", show=False, tooltip="maximize / restore the focused pane"),
         Binding("ctrl+right", "resize(1)", "Wider", show=False, tooltip="widen the focused pane"),
         Binding("ctrl+left", "resize(-1)", "Narrower", show=False, tooltip="narrow the focused pane"),
         Binding("ctrl+up", "resize_console(1)", "Console taller", show=False, tooltip="make the console taller"),
         Binding("ctrl+down", "resize_console(-1)", "Console shorter", show=False,
                 tooltip="make the console shorter"),
+    ]),
+    ("Agent (anywhere)", [
+        Binding("f8", "agent('pause')", "Pause agent", show=False, tooltip="pause or resume the agent"),
+        Binding("f9", "agent('mode')", "Agent mode", show=False, tooltip="cycle the agent's mode: step / auto"),
     ]),
     ("App", [
         Binding("question_mark", "help", "Help", tooltip="this help"),
@@ -92,7 +99,7 @@ class MainScreen(Screen):
     def __init__(self, session) -> None:
         super().__init__()
         self.session = session
-        self.hidden: set[str] = set()
+        self.hidden: set[str] = {"agent"}  # shown once an agent is configured or started
         self.sizes = {"tree": 28, "side": 50, "console": 10, "stack": 9, "compact_side": 36}
         self.active_tab = "transcript"
         self.compact = False
@@ -108,6 +115,7 @@ class MainScreen(Screen):
         self._shown_sha: str | None = None
         self._stale: set[str] = set()  # files changed since their text was recorded
         self._followed: ev.Stop | None = None  # the stop the source view last moved to
+        self._agent_launched = False
 
     # --- building --------------------------------------------------------------------------
 
@@ -119,6 +127,7 @@ class MainScreen(Screen):
                 yield SourceView(id="source")
             yield Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
                        active=f"tab-{self.active_tab}")
+            yield AgentPanel(id="agent", classes="pane")
             yield Transcript(id="transcript", classes="pane")
             yield VariablesPane(id="variables", classes="pane")
             yield StackPane(id="stack", classes="pane")
@@ -130,6 +139,8 @@ class MainScreen(Screen):
         for pane, title in PANE_TITLES.items():
             self.pane(pane).border_title = title
         self.query_one("#source-message").display = False
+        if self.app.agents.configured:
+            self.hidden.discard("agent")
         self.query_one(StatusBar).set_entrypoint(self.session.entrypoint_label)
         self.apply_layout()
         self.call_after_refresh(self.app.attach_session)  # the first frame shows before the sandbox starts
@@ -181,15 +192,34 @@ class MainScreen(Screen):
             tree.display = "tree" in shown
             tree.styles.width = self.sizes["tree"]
             right = [p for p in shown if p != "tree"]
-            for p in ("transcript", "variables", "stack"):
+            for p in ("agent", "transcript", "variables", "stack"):
                 self.pane(p).display = p in right
             columns = ["1fr", str(self.sizes["side"])] if right else ["1fr"]
-            rows = [str(self.sizes["stack"]) if p == "stack" else "1fr" for p in right] or ["1fr"]
+            rows = [str(self.sizes["stack"]) if p == "stack" else ("4fr" if p == "agent" and self._agent_waiting()
+                                                                   else "1fr") for p in right] or ["1fr"]
         body.styles.grid_size_columns = len(columns)
         body.styles.grid_size_rows = len(rows)
         body.styles.grid_columns = " ".join(columns)
         body.styles.grid_rows = " ".join(rows)
         source.styles.row_span = len(rows)
+
+    def _agent_waiting(self) -> bool:
+        return self.state.agent.waiting is not None
+
+    def show_agent_pane(self) -> None:
+        if "agent" in self.hidden:
+            self.toggle_pane("agent")
+
+    def action_agent(self, action: str) -> None:
+        self.app.agents.control(action)
+
+    @on(AgentPanel.Answered)
+    def _agent_answered(self, event: AgentPanel.Answered) -> None:
+        self.app.agents.answer(event.call_id, event.verdict)
+
+    @on(AgentPanel.Control)
+    def _agent_control(self, event: AgentPanel.Control) -> None:
+        self.app.agents.control(event.action)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
@@ -218,7 +248,7 @@ class MainScreen(Screen):
     def _focused_pane(self) -> str | None:
         widget = self.focused
         while widget is not None and widget is not self:
-            if widget.id in ("tree", "source-area", "transcript", "variables", "stack", "console"):
+            if widget.id in ("tree", "source-area", "agent", "transcript", "variables", "stack", "console"):
                 return "source" if widget.id == "source-area" else widget.id
             widget = widget.parent
         return None
@@ -463,6 +493,10 @@ class MainScreen(Screen):
                 self.open_file(self.source.path)
         if "breakpoints" in aspects:
             self.source.set_breakpoints(self._breakpoint_dicts())
+        if "stop" in aspects and not self._agent_launched and state.stop is not None:
+            self._agent_launched = True  # the agent starts once the program is at its first stop
+            if self.app.agents.configured:
+                self.app.agents.start()
         if "stop" in aspects:
             stop = state.stop
             self.query_one(VariablesPane).show_stop(stop)
@@ -475,6 +509,8 @@ class MainScreen(Screen):
             self._show_wanted()
         if "busy" in aspects:
             self._show_busy()
+        if aspects & {"agent", "approval"}:
+            self._show_agent(aspects)
         if "progress" in aspects:
             if state.progress:
                 bar.set_progress(state.progress)
@@ -521,6 +557,23 @@ class MainScreen(Screen):
             self.console.set_busy(False)
         else:
             self._busy_timer = self.set_timer(BUSY_DELAY, lambda: self.console.set_busy(self.state.busy is not None))
+
+    def _show_agent(self, aspects: set[str]) -> None:
+        agent = self.state.agent
+        self.query_one(AgentPanel).show(agent)
+        if agent.state != "off":
+            self.query_one(StatusBar).set_agent(
+                f"{agent.mode} · {agent.state}", (agent.model + (" (scripted)" if agent.scripted else "")) or "–",
+                agent.tokens, agent.cost, step=agent.step, retry=agent.retry)
+        if "approval" in aspects:
+            self.show_agent_pane()
+            self.apply_layout()  # a waiting call gets more room
+            if agent.waiting is not None:
+                focused = self.focused
+                if focused is None or not isinstance(focused, Input):  # never take the keyboard from typing
+                    self.action_focus_pane("agent")
+                else:
+                    self.notify(f"the agent waits for you ({agent.waiting.tool}): F7", title="Agent", timeout=5)
 
     def _sandbox_shown(self, ready: ev.SandboxReady) -> None:
         self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated)

@@ -65,11 +65,14 @@ class StatusBar(Horizontal):
             self._timer = self.set_interval(0.1, self._spin)
         self._spin()
 
-    def set_agent(self, mode: str = "off", model: str = "–", tokens: int = 0, cost: float | None = 0.0) -> None:
-        self.query_one("#sb-agent", Label).update(f"agent: {mode}")
+    def set_agent(self, mode: str = "off", model: str = "–", tokens: int = 0, cost: float | None = 0.0,
+                  step: int = 0, retry: str = "") -> None:
+        """The agent's slots: mode and state (or a retry under way), model, step, tokens, cost
+        ("?" when the model's price is unknown, never a false $0)."""
+        self.query_one("#sb-agent", Label).update(Content(one_line(f"agent: {retry or mode}")))
         self.query_one("#sb-model", Label).update(Content(f"model: {one_line(model)}"))
-        self.query_one("#sb-tokens", Label).update(f"tokens: {tokens:,}")
-        self.query_one("#sb-cost", Label).update("cost: ?" if cost is None else f"cost: ${cost:.2f}")
+        self.query_one("#sb-tokens", Label).update(f"step {step} · tokens: {tokens:,}")
+        self.query_one("#sb-cost", Label).update("cost: ?" if cost is None else f"cost: ${cost:.4f}")
 
     def end_progress(self) -> None:
         """Progress over (e.g. tests ran): show the debugger's state again."""

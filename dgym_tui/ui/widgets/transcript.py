@@ -19,7 +19,8 @@ BADGES = {"human": "human", "agent": "agent", "system": "sys  "}
 FOLD_LINES = 4      # outputs longer than this fold
 MAX_ENTRIES = 2000  # oldest entries drop off (the session file keeps everything)
 QUIET_KINDS = {ev.CallStarted.kind, ev.CallFinished.kind, ev.FileContent.kind, ev.Changes.kind,
-               ev.SessionStarted.kind}  # bookkeeping: the panes show their effect instead
+               ev.SessionStarted.kind, ev.AgentMessage.kind, ev.ModelRequest.kind}  # bookkeeping
+AGENT_STATES = {"limit", "error", "submitted", "stopped", "paused"}  # status changes worth a line
 
 
 class Transcript(VerticalScroll, can_focus=True):
@@ -27,6 +28,8 @@ class Transcript(VerticalScroll, can_focus=True):
     Transcript > .entry { height: auto; padding: 0 0; }
     Transcript > .-error { color: $error; }
     Transcript > .-stop { color: $accent; }
+    Transcript > .-reply { color: $text; }
+    Transcript > .-tool, Transcript > .-decision { color: $secondary; }
     Transcript > .-output, Transcript Collapsible .-output { color: $text-muted; }
     Transcript Collapsible { border: none; padding: 0; margin: 0; background: transparent; }
     Transcript Collapsible > Contents { padding: 0 0 0 2; }
@@ -35,6 +38,8 @@ class Transcript(VerticalScroll, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._breakpoints: dict[tuple, ev.Breakpoint] = {}
+        self._streaming: Static | None = None  # the agent's reply as it streams in
+        self._streamed = ""
         self._following = True
 
     def watch_virtual_size(self) -> None:
@@ -59,9 +64,13 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def _line(self, actor: str, template: str, kind: str, **values) -> Static:
         """One entry: the actor's badge, then the template filled with values (made visible)."""
+        return Static(self._content(actor, template, **values), classes=f"entry -{kind}")
+
+    @staticmethod
+    def _content(actor: str, template: str, **values) -> Content:
         badge = Content.from_markup(f"[{actor_style(actor)}]$badge[/]", badge=BADGES.get(actor, actor[:5]))
         body = Content.from_markup(template, **{k: visible(str(v)) for k, v in values.items()})
-        return Static(Content.assemble(badge, " ", body), classes=f"entry -{kind}")
+        return Content.assemble(badge, " ", body)
 
     def _output(self, actor: str, title: str, text: str, kind: str = "output") -> Static | Collapsible:
         lines = visible(text).rstrip("\n").split("\n")
@@ -120,9 +129,63 @@ class Transcript(VerticalScroll, can_focus=True):
             return self._line(actor, "✓ checkpoint $i $m", "checkpoint", i=d.id[:8], m=d.message)
         if isinstance(d, ev.Tests):
             return self._tests_entry(actor, d)
+        entry = self._agent_entry(d, actor)
+        if entry is not False:
+            return entry
         # kinds added later still show, generically
         summary = ", ".join(f"{k}={v}" for k, v in d.to_dict().items())[:200]
         return self._line(actor, "$k $s", "other", k=kind, s=summary)
+
+    def _agent_entry(self, d, actor: str):
+        """The agent's events; False for a kind that is not the agent's."""
+        if isinstance(d, ev.AgentStarted):
+            scripted = " [b $warning](scripted, not an LLM)[/]" if d.scripted else ""
+            return self._line(actor, "🤖 agent started: $m, $o mode" + scripted, "agent", m=d.model, o=d.mode)
+        if isinstance(d, ev.ModelDelta):
+            self._streamed += d.text
+            if self._streaming is None:
+                self._streaming = self._line(actor, "$t", "reply", t=self._streamed)
+                return self._streaming
+            self._streaming.update(self._content(actor, "$t", t=self._streamed))
+            return None
+        if isinstance(d, ev.ModelReplied):
+            streaming, self._streaming, self._streamed = self._streaming, None, ""
+            cost = "?" if d.cost is None else f"${d.cost:.4f}"
+            usage = f"  [dim](step {d.step}: {d.prompt_tokens:,}+{d.completion_tokens:,} tokens, {cost})[/]"
+            text = d.text.strip()
+            if streaming is not None:
+                streaming.update(self._content(actor, "$t" + usage, t=text))
+                return None
+            return self._line(actor, ("$t" if text else "[dim](no text)[/]") + usage, "reply", t=text)
+        if isinstance(d, ev.ToolRequested):
+            args = ", ".join(f"{k}={v!r}" for k, v in d.args.items() if k != "new_code")
+            if "new_code" in d.args:
+                args += f", new_code=<{len(str(d.args['new_code']).splitlines())} lines>"
+            note = {"run": "", "ask": " [$warning]· waits for you[/]", "deny": " [$error]· denied[/]",
+                    "invalid": " [$error]· invalid[/]"}.get(d.verdict, "")
+            return self._line(actor, "→ [b]$n[/]($a) [dim]$r[/]" + note, "tool", n=d.tool, a=args, r=d.rule)
+        if isinstance(d, ev.ApprovalRequested):
+            return None  # the agent pane shows it; the decision gets a line
+        if isinstance(d, ev.Decision):
+            words = {"approve": "approved", "always": f"approved, and always allowed: {d.rule}", "edit": "edited, then ran",
+                     "reject": "rejected", "try": "tried (applied, tests run; decision still open)",
+                     "skip": "not run (agent stopped)"}.get(d.verdict, d.verdict)
+            comment = f": “{d.comment}”" if d.comment and d.verdict == "reject" else ""
+            return self._line(actor, "$w$c", "decision", w=words, c=comment)
+        if isinstance(d, ev.ToolResult):
+            title = f"{d.tool}: " + (d.observation.strip().split("\n", 1)[0] if d.observation.strip() else "")
+            return self._output(actor, title[:70], d.observation, "observation" if d.ok else "error")
+        if isinstance(d, ev.AgentStatus):
+            if d.state not in AGENT_STATES:
+                return None
+            return self._line(actor, "[$warning]agent $s[/]$r", "agent", s=d.state, r=f": {d.reason}" if d.reason else "")
+        if isinstance(d, ev.Hint):
+            return self._line(actor, "💬 hint for the agent: $t", "hint", t=d.text)
+        if isinstance(d, ev.ModelRetry):
+            return self._line(actor, "[dim]model: retrying in $w s ($r)[/]", "retry", w=f"{d.wait_s:.0f}", r=d.reason)
+        if isinstance(d, ev.Restored):
+            return self._line(actor, "↶ $m", "checkpoint", m=d.message or f"back to {d.to[:8]}")
+        return False
 
     def _breakpoints_entry(self, actor: str, items: list[ev.Breakpoint]):
         new = {bp.key: bp for bp in items}

@@ -1,0 +1,198 @@
+"""The app's side of the agent: starting it off the UI thread, and the person's answers and
+commands (keys in the agent pane, the palette), turned into calls on the core's Agent.
+
+The Agent itself (dgym_tui/agent/loop.py) runs in its own thread and reports only through the
+session's events; nothing here waits on it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from dgym_tui.agent.approval import Answer
+from dgym_tui.agent.policy import main_argument
+from dgym_tui.core.safe_text import one_line
+from dgym_tui.ui.screens.modals import PromptScreen
+
+
+class AgentControl:
+    def __init__(self, app, settings) -> None:
+        self.app = app
+        self.settings = settings  # AgentSettings, or None: no agent configured
+        self.agent = None
+        self.starting = False
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.settings and self.settings.model and self.settings.mode != "manual")
+
+    # --- starting ---------------------------------------------------------------------------
+
+    def start(self, task: str | None = None) -> None:
+        """Build the model (litellm loads here: seconds) in a thread, then run the agent."""
+        if self.starting or (self.agent is not None and self.agent.alive):
+            self.app.notify("the agent is already running", severity="warning")
+            return
+        if not (self.settings and self.settings.model):
+            self.app.notify("no model: start dgym-tui with --model (or set it in config.toml [agent])",
+                            severity="warning", title="Agent")
+            return
+        self.starting = True
+        self.app.main.show_agent_pane()
+        self.app.main.query_one("#status").set_progress(f"loading the model {one_line(self.settings.model)}…")
+        if task is not None:
+            self.settings.task = task
+        threading.Thread(target=self._build, name="dgym-agent-setup", daemon=True).start()
+
+    def _build(self) -> None:
+        from dgym_tui.agent.setup import make_agent
+
+        try:
+            agent = make_agent(self.app.session, self.settings)
+            agent.model.warm_up()
+        except Exception as e:  # a bad model name, a missing key...: say so, the debugger goes on
+            self.app._from_thread(self._failed, str(e) or type(e).__name__)
+            return
+        self.app._from_thread(self._started, agent)
+
+    def _started(self, agent) -> None:
+        self.starting = False
+        self.agent = agent
+        self.app.main.query_one("#status").end_progress()
+        agent.start()
+
+    def _failed(self, message: str) -> None:
+        self.starting = False
+        self.app.main.query_one("#status").end_progress()
+        self.app.notify(one_line(message), severity="error", title="Agent", timeout=15)
+
+    # --- the person's answers ----------------------------------------------------------------
+
+    def answer(self, call_id: str, verdict: str) -> None:
+        agent = self.agent
+        waiting = self.app.main.state.agent.waiting
+        if agent is None or waiting is None or waiting.call_id != call_id:
+            return
+        if verdict in ("approve", "try"):
+            agent.answer(call_id, Answer(verdict))
+        elif verdict == "reject":
+            self.app.push_screen(PromptScreen(
+                f"Reject {waiting.tool}: a comment for the agent (it reads it)", placeholder="e.g. look at the caller first",
+                hint="Enter sends (an empty comment is fine), Escape goes back"),
+                lambda comment: comment is not None and agent.answer(call_id, Answer("reject", comment)))
+        elif verdict == "always":
+            current = main_argument(waiting.tool, waiting.args)
+
+            def always(pattern: str | None) -> None:
+                if pattern is not None:
+                    agent.answer(call_id, Answer("always", pattern=pattern.strip() or None))
+
+            self.app.push_screen(PromptScreen(
+                f"Always allow {waiting.tool} calls matching (empty: every {waiting.tool} call)",
+                value=current or "", placeholder="a pattern, e.g. `b *` or `tests/*`",
+                hint="* matches anything; Enter allows, Escape goes back"), always)
+        elif verdict == "edit":
+            self._edit(call_id, waiting)
+
+    def _edit(self, call_id: str, waiting) -> None:
+        agent = self.agent
+        if waiting.tool == "edit":
+            from dgym_tui.ui.screens.code_editor import CodeEditorScreen
+
+            def done(code: str | None) -> None:
+                if code is not None:
+                    agent.answer(call_id, Answer("edit", args={**waiting.args, "new_code": code}))
+
+            self.app.push_screen(CodeEditorScreen(f"Edit the agent's change to {waiting.args.get('path')}",
+                                                  str(waiting.args.get("new_code", "")), waiting.args.get("path")),
+                                 done)
+            return
+        key = {"pdb": "command", "bash": "command"}.get(waiting.tool)
+        if key:
+            self.app.push_screen(PromptScreen(
+                f"Edit the {waiting.tool} command before it runs", value=str(waiting.args.get(key, "")),
+                validate=lambda v: None if v.strip() else "give a command"),
+                lambda value: value is not None and agent.answer(call_id, Answer("edit", args={**waiting.args, key: value})))
+            return
+
+        def parse(value: str) -> str | None:
+            try:
+                return None if isinstance(json.loads(value), dict) else "a JSON object, please"
+            except ValueError as e:
+                return f"not JSON: {e}"
+
+        self.app.push_screen(PromptScreen(
+            f"Edit the arguments of {waiting.tool} (JSON)", value=json.dumps(waiting.args), validate=parse),
+            lambda value: value is not None and agent.answer(call_id, Answer("edit", args=json.loads(value))))
+
+    # --- controls ---------------------------------------------------------------------------
+
+    def control(self, action: str) -> None:
+        agent = self.agent
+        if action == "start":
+            self._ask_task()
+            return
+        if agent is None:
+            if action in ("pause", "mode"):
+                self.app.notify("no agent is running (palette: Agent: start)", severity="warning")
+            return
+        if action == "pause":
+            if agent.paused:
+                agent.resume()
+            else:
+                agent.pause()
+        elif action == "mode":
+            agent.set_mode("auto" if agent.mode == "step" else "step")
+            self.app.notify(f"agent mode: {agent.mode}", title="Agent")
+        elif action == "stop":
+            agent.stop()
+        elif action == "hint":
+            self.app.push_screen(PromptScreen("A hint for the agent (read at its next step)",
+                                              placeholder="e.g. the bug is in how stock is reserved"),
+                                 lambda text: text and agent.hint(text))
+        elif action == "limits":
+            self._ask_limits()
+
+    def _ask_task(self) -> None:
+        self.app.push_screen(PromptScreen(
+            "Start the agent: its task (empty: fix the failing tests)", placeholder="e.g. why is the total wrong?",
+            hint="Enter starts it, Escape goes back"),
+            lambda task: task is not None and self.start(task.strip() or None))
+
+    def _ask_limits(self) -> None:
+        agent = self.agent
+        current = f"{agent.max_steps or ''} {agent.max_cost or ''}".strip()
+
+        def check(value: str) -> str | None:
+            parts = value.split()
+            try:
+                int(parts[0])
+                if len(parts) > 1:
+                    float(parts[1])
+            except (IndexError, ValueError):
+                return "steps, then (optionally) a cost in USD: e.g. `80` or `80 2.5`"
+            return None
+
+        def apply(value: str | None) -> None:
+            if value:
+                parts = value.split()
+                agent.raise_limits(int(parts[0]), float(parts[1]) if len(parts) > 1 else None)
+
+        self.app.push_screen(PromptScreen("Agent limits: steps [cost]", value=current, validate=check), apply)
+
+    def palette_commands(self) -> list[tuple[str, str, callable]]:
+        running = self.agent is not None and self.agent.alive
+        commands = []
+        if not running:
+            commands.append(("Agent: start…", f"model {self.settings.model if self.settings and self.settings.model else '(none: --model)'}",
+                             lambda: self.control("start")))
+        else:
+            commands += [
+                ("Agent: pause / resume", "p in the agent pane, F8", lambda: self.control("pause")),
+                ("Agent: cycle the mode", f"now {self.agent.mode} (m, F9)", lambda: self.control("mode")),
+                ("Agent: hint…", "words for the agent, read at its next step", lambda: self.control("hint")),
+                ("Agent: raise the limits…", "more steps or cost", lambda: self.control("limits")),
+                ("Agent: stop", "x in the agent pane", lambda: self.control("stop")),
+            ]
+        return commands
