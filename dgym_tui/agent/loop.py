@@ -22,7 +22,7 @@ from dgym_tui.core import events as ev
 from dgym_tui.core.events import AGENT, HUMAN, SYSTEM
 
 TRIMMED = "[this old observation was trimmed to keep the conversation within the model's context window]"
-KEEP_RECENT = 4             # the newest tool observations are never trimmed
+KEEP_RECENT = 4             # the newest tool observations are trimmed last
 PROTECTED = ("system", "task", "person", "hint")  # never trimmed
 PERSON_NOTES_CAP = 4000     # characters of "what the person did" per step
 NUDGE = ("You replied without calling a tool. Call one of the tools to go on, or `submit` when the "
@@ -251,7 +251,8 @@ class Agent:
             return messages, []
         budget = int(window * 0.8)
         tools = [i for i, origin in enumerate(self.origins) if origin == "tool"]
-        candidates = tools[:-KEEP_RECENT] if len(tools) > KEEP_RECENT else []
+        # oldest first; the newest few only when the old ones are not enough, the last never
+        candidates = tools[:-KEEP_RECENT] + tools[-KEEP_RECENT:-1] if len(tools) > 1 else []
         trimmed: list[int] = []
         while candidates and self.model.count_tokens(messages) > budget:
             i = candidates.pop(0)

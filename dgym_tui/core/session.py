@@ -475,9 +475,10 @@ class Session:
         sorted, the sandbox's own .git left out."""
         sandbox = self._sandbox()
         rel = sandbox.rel_path(path)
-        result = sandbox.exec(["find", ".", "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "./.git",
-                               "-not", "-path", "./.git/*", "-printf", r"%y %P\0"], cwd=rel, timeout=30)
-        if result.exit_code != 0:
+        result = sandbox.exec(["find", rel, "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "./.git",
+                               "-not", "-path", "./.git/*", "-not", "-name", ".git", "-printf", r"%y %P\0"],
+                              timeout=30)
+        if result.exit_code != 0 or not result.output.strip("\0 \n") and not sandbox_is_dir(sandbox, rel):
             raise SandboxError(f"{path}: no such folder in the repository")
         entries = []
         for item in result.output.split("\0"):
@@ -573,6 +574,10 @@ class Session:
             self._fresh.clear()  # files may have changed under the views: read them again
         self.events.emit(Changes(changed=changed), actor)
         return changed
+
+
+def sandbox_is_dir(sandbox, rel: str) -> bool:
+    return sandbox.exec(["test", "-d", rel], timeout=10).exit_code == 0
 
 
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?)")
