@@ -108,3 +108,62 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
         left = [c for c in client.containers.list(all=True, filters={"label": "dgym-tui.app=dgym-tui"})
                 if c.labels.get("dgym-tui.repo") == str(example_repo)]
         assert not left, "the sandbox container was not removed on quit"
+
+
+def test_agent_with_a_model_over_http_and_the_person_approving(installed, tmp_path, stub_llm):
+    """The installed app with an LLM (the stub server, over real HTTP through litellm), step mode:
+    every call waits for the person, who approves, rejects an edit with a comment, tries the next
+    one and approves it; then quits, keeping nothing: the user's repo is unchanged."""
+    from test_agent import TALLY, make_repo
+
+    repo = make_repo(tmp_path / "tally", TALLY)
+    before = tree_hash(repo)
+    fix = lambda code: {"tool_calls": [{"name": "edit", "arguments": {  # noqa: E731
+        "path": "tally/__init__.py", "start": 5, "end": 5, "new_code": code}}]}
+    stub_llm.push(
+        {"text": "Stopping where the mean is computed.",
+         "tool_calls": [{"name": "pdb", "arguments": {"command": "b tally/__init__.py:5"}}]},
+        {"tool_calls": [{"name": "pdb", "arguments": {"command": "c"}}]},
+        {"tool_calls": [{"name": "pdb", "arguments": {"command": "p total, len(values)"}}]},
+        fix("    return total / (len(values) - 1 + 1)"),
+        fix("    return total / len(values)"),
+        {"tool_calls": [{"name": "submit", "arguments": {"message": "divide by n"}}]})
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    tmux = Tmux("dgym-e2e-agent", f"{installed} --sandbox local --model openai/stub-model "
+                                  f"--api-base {stub_llm.url} --mode step {repo}", str(tmp_path), env)
+    try:
+        tmux.wait_for("pdb waits for you", timeout=90)
+        tmux.wait_for("b tally/__init__.py:5")
+        tmux.type("a")
+        tmux.wait_for("Breakpoint 1 at tally/__init__.py:5")
+        tmux.wait_for("│ c            ")  # the next call, shown in the agent pane
+        tmux.type("a")
+        tmux.wait_for("stopped at tally/__init__.py:5")
+        tmux.wait_for(" p total, len(values)")
+        tmux.type("a")
+        tmux.wait_for("(12, 3)")
+        tmux.wait_for("edit waits for you")
+        tmux.wait_for("(len(values) - 1 + 1)")  # the diff
+        tmux.type("r")
+        tmux.wait_for("a comment for the agent")
+        tmux.type("plainer, please")
+        tmux.keys("Enter")
+        tmux.wait_for("return total / len(values)")
+        tmux.type("t")
+        tmux.wait_for("Tests after this change: 2 passed", timeout=60)
+        tmux.type("a")
+        tmux.wait_for("submit waits for you")
+        tmux.type("a")
+        tmux.wait_for("agent submitted", timeout=60)
+        assert any("Their comment: plainer, please" in (m.get("content") or "")
+                   for m in stub_llm.bodies[4]["messages"])
+        tmux.keys("Escape")
+        time.sleep(0.3)
+        tmux.type("q")
+        tmux.wait_for("unapplied changes")  # the fix lives in the sandbox only
+        tmux.type("y")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
+    assert tree_hash(repo) == before

@@ -8,6 +8,7 @@ every worker finished. Update with `pytest --snapshot-update tests/test_ui_snaps
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from test_ui_support import EXAMPLE, wait_for
@@ -64,3 +65,44 @@ def test_help_screen(snap_compare, session):
         await pilot.pause(0.2)
 
     assert snap_compare(DgymApp(session, theme="dgym-dark"), terminal_size=(100, 40), run_before=open_help)
+
+
+def test_agent_pane_with_an_edit_waiting(snap_compare):
+    """The agent pane's look with a waiting edit: the rule, the change as a coloured diff, the
+    keys. Fed a fixed state (a live run's token counts vary with the sandbox's paths)."""
+    from textual.app import App
+
+    from dgym_tui.core.events import ApprovalRequested
+    from dgym_tui.core.state import AgentView
+    from dgym_tui.themes.dgym import THEMES
+    from dgym_tui.ui.widgets.agent_panel import AgentPanel
+
+    before = "def mean(values):\n    total = 0\n    for value in values:\n        total += value\n" \
+             "    return total / (len(values) - 1)\n"
+    after = before.replace("(len(values) - 1)", "len(values)")
+    waiting = ApprovalRequested(call_id="c1", tool="edit", rule="ask edit",
+                                args={"path": "tally/__init__.py", "start": 5, "end": 5,
+                                      "new_code": "    return total / len(values)"},
+                                path="tally/__init__.py", before=before, after=after)
+    agent = AgentView(model="openai/gpt-4o", mode="step", state="waiting", step=4, tokens=9105, cost=0.0123,
+                      max_steps=50, waiting=waiting)
+
+    class PanelApp(App):
+        CSS = "AgentPanel { border: round $primary; }"
+
+        def on_mount(self) -> None:
+            for theme in THEMES:
+                self.register_theme(theme)
+            self.theme = "dgym-dark"
+
+        def compose(self):
+            yield AgentPanel(id="agent")
+
+        def on_ready(self) -> None:
+            self.query_one(AgentPanel).show(agent)
+            self.query_one(AgentPanel).focus()
+
+    async def shown(pilot):
+        await pilot.pause(0.2)
+
+    assert snap_compare(PanelApp(), terminal_size=(70, 20), run_before=shown)

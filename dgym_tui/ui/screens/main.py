@@ -195,8 +195,9 @@ class MainScreen(Screen):
             for p in ("agent", "transcript", "variables", "stack"):
                 self.pane(p).display = p in right
             columns = ["1fr", str(self.sizes["side"])] if right else ["1fr"]
-            rows = [str(self.sizes["stack"]) if p == "stack" else ("4fr" if p == "agent" and self._agent_waiting()
-                                                                   else "1fr") for p in right] or ["1fr"]
+            waiting = self._agent_waiting()  # a waiting call gets room, and so do the values to judge it
+            weights = {"agent": "5fr" if waiting else "1fr", "variables": "2fr" if waiting else "1fr"}
+            rows = [str(self.sizes["stack"]) if p == "stack" else weights.get(p, "1fr") for p in right] or ["1fr"]
         body.styles.grid_size_columns = len(columns)
         body.styles.grid_size_rows = len(rows)
         body.styles.grid_columns = " ".join(columns)

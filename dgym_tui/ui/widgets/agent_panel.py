@@ -22,7 +22,7 @@ from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import AgentView
 from dgym_tui.ui.widgets.diff_view import DiffView
 
-STATES = {"off": "off", "running": "working…", "waiting": "waiting for you", "paused": "paused",
+STATES = {"off": "off", "running": "working…", "waiting": "waiting", "paused": "paused",
           "limit": "stopped at a limit", "error": "stopped on an error", "submitted": "submitted",
           "stopped": "stopped", "done": "done"}
 
@@ -31,11 +31,11 @@ class AgentPanel(Vertical, can_focus=True):
     DEFAULT_CSS = """
     AgentPanel { height: 1fr; padding: 0 1; }
     AgentPanel #agent-state { height: auto; }
-    AgentPanel #agent-call { height: auto; margin-top: 1; }
+    AgentPanel #agent-call { height: auto; }
     AgentPanel #agent-call.-waiting { color: $warning; text-style: bold; }
     AgentPanel #agent-args { height: auto; max-height: 8; background: $panel; padding: 0 1; }
     AgentPanel DiffView { height: 1fr; }
-    AgentPanel #agent-keys { height: auto; color: $text-muted; margin-top: 1; }
+    AgentPanel #agent-keys { height: auto; color: $text-muted; }
     """
     BINDINGS = [
         Binding("a", "answer('approve')", "Approve", tooltip="run the waiting call"),
@@ -43,6 +43,7 @@ class AgentPanel(Vertical, can_focus=True):
         Binding("e", "edit", "Edit", tooltip="change the call (an edit's code, a command) before it runs"),
         Binding("r", "reject", "Reject", tooltip="do not run it; your comment goes to the agent"),
         Binding("t", "answer('try')", "Try", tooltip="apply it now as a checkpoint and run the tests; decide after"),
+        Binding("v", "diff_layout", "Diff layout", show=False, tooltip="show an edit unified or side by side"),
         Binding("p", "control('pause')", "Pause/resume", tooltip="pause or resume the agent"),
         Binding("m", "control('mode')", "Mode", tooltip="cycle the mode: step (every call waits) / auto"),
         Binding("x", "control('stop')", "Stop", tooltip="stop the agent (a waiting call is not run)"),
@@ -83,10 +84,10 @@ class AgentPanel(Vertical, can_focus=True):
         self.agent = agent
         cost = "?" if agent.cost is None else f"${agent.cost:.4f}"
         limit = f"/{agent.max_steps}" if agent.max_steps else ""
-        scripted = " (scripted)" if agent.scripted else ""
         state = STATES.get(agent.state, agent.state)
-        lines = [f"{state} · {agent.mode} mode · step {agent.step}{limit} · {agent.tokens:,} tokens · {cost}",
-                 f"model: {agent.model or '–'}{scripted}"]
+        lines = [f"{state} · {agent.mode} mode · {agent.step}{limit} steps · {agent.tokens:,} tok · {cost}"]
+        if agent.waiting is None:
+            lines.append(f"model: {agent.model or '–'}" + (" (scripted)" if agent.scripted else ""))
         if agent.reason and agent.state in ("paused", "limit", "error", "submitted", "stopped"):
             lines.append(agent.reason)
         if agent.retry:
@@ -115,8 +116,20 @@ class AgentPanel(Vertical, can_focus=True):
         diff.display = waiting.after is not None
         if waiting.after is not None:
             diff.show(waiting.path, waiting.before or "", waiting.after)
-        keys = "a approve · A always · e edit · r reject · " + ("" if waiting.tried else "t try · ")
-        self.query_one("#agent-keys", Static).update(Content(keys + "v diff layout · p pause · x stop"))
+        keys = "a approve · A always · e edit · r reject" + ("" if waiting.tried else " · t try") + " · v layout"
+        self.query_one("#agent-keys", Static).update(Content(keys if self.has_focus_within else "F7: answer it here"))
+
+    def on_descendant_focus(self) -> None:
+        self.show(self.agent)  # the keys line says which keys work here
+
+    def on_focus(self) -> None:
+        self.show(self.agent)
+
+    def on_blur(self) -> None:
+        self.show(self.agent)
+
+    def on_descendant_blur(self) -> None:
+        self.show(self.agent)
 
     def action_answer(self, verdict: str) -> None:
         if self.waiting is not None:
@@ -130,6 +143,9 @@ class AgentPanel(Vertical, can_focus=True):
 
     def action_reject(self) -> None:
         self.action_answer("reject")
+
+    def action_diff_layout(self) -> None:
+        self.query_one(DiffView).action_toggle_layout()
 
     def action_control(self, action: str) -> None:
         self.post_message(self.Control(action))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dgym_tui.core.safe_text import one_line
 
-CONTEXT = 3
+CONTEXT = 2
 
 Tokens = list[tuple[object, str]]  # (pygments token type, text)
 

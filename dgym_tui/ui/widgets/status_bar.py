@@ -18,10 +18,12 @@ class StatusBar(Horizontal):
     StatusBar Label { padding: 0 1; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     StatusBar #sb-isolation { background: $error; color: $text; text-style: bold; display: none; }
     StatusBar #sb-isolation.-shown { display: block; }
-    StatusBar #sb-state { width: 1fr; }
+    StatusBar #sb-state { width: 1fr; min-width: 36; }
+    StatusBar #sb-model { max-width: 30; }
     StatusBar #sb-state.-error { color: $error; text-style: bold; }
     StatusBar #sb-state.-stopped { color: $accent; }
-    StatusBar .agent { color: $text-muted; }
+    StatusBar .agent { color: $text-muted; display: none; }
+    StatusBar.-agent .agent { display: block; }
     """
 
     def __init__(self, **kwargs) -> None:
@@ -67,11 +69,12 @@ class StatusBar(Horizontal):
 
     def set_agent(self, mode: str = "off", model: str = "–", tokens: int = 0, cost: float | None = 0.0,
                   step: int = 0, retry: str = "") -> None:
-        """The agent's slots: mode and state (or a retry under way), model, step, tokens, cost
-        ("?" when the model's price is unknown, never a false $0)."""
+        """The agent's slots (shown once there is an agent): mode and state (or a retry under
+        way), model, step, tokens, cost ("?" when the price is unknown, never a false $0)."""
+        self.add_class("-agent")
         self.query_one("#sb-agent", Label).update(Content(one_line(f"agent: {retry or mode}")))
         self.query_one("#sb-model", Label).update(Content(f"model: {one_line(model)}"))
-        self.query_one("#sb-tokens", Label).update(f"step {step} · tokens: {tokens:,}")
+        self.query_one("#sb-tokens", Label).update(f"step {step} · {tokens:,} tokens")
         self.query_one("#sb-cost", Label).update("cost: ?" if cost is None else f"cost: ${cost:.4f}")
 
     def end_progress(self) -> None:

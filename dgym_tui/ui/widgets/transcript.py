@@ -48,6 +48,19 @@ class Transcript(VerticalScroll, can_focus=True):
         if self._following:
             self.scroll_end(animate=False, immediate=True)
 
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # Only the person's scrolling changes whether the view follows: up stops it, back at
+        # the end starts it again. (A pane made shorter by the layout keeps following.)
+        if new_value >= self.max_scroll_y - 1:
+            self._following = True
+        elif new_value < old_value - 0.5:
+            self._following = False
+
+    def on_resize(self) -> None:
+        if self._following:
+            self.scroll_end(animate=False, immediate=True)
+
     def add_event(self, event: ev.Event) -> None:
         self.add_events([event])
 
@@ -56,7 +69,6 @@ class Transcript(VerticalScroll, can_focus=True):
         entries = [entry for entry in map(self.render_event, events) if entry is not None]
         if not entries:
             return
-        self._following = self.scroll_y >= self.max_scroll_y - 1
         self.mount(*entries)
         extra = len(self.children) - MAX_ENTRIES
         if extra > 0:
