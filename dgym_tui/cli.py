@@ -162,10 +162,15 @@ def _run_app(args) -> int:
         return 2
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
                       entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout)
+    from dgym_tui.core.session_file import SessionWriter
     from dgym_tui.ui.app import DgymApp
 
+    writer = SessionWriter.open(None, session, mode=settings.mode if settings.model else "manual",
+                                model=settings.model)
+    app = DgymApp(session, theme=args.theme, agent_settings=settings, writer=writer)
     try:
-        DgymApp(session, theme=args.theme, agent_settings=settings).run()
+        app.run()
     finally:
         session.close()
+        writer.close()
     return 0

@@ -158,13 +158,15 @@ class Agent:
 
     def _begin(self) -> None:
         names = sorted(self.tools)
-        self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
-                                                 max_steps=self.max_steps, max_cost=self.max_cost,
-                                                 scripted=self.model.name.startswith("scripted:")), AGENT)
-        self._status("running", "")
         task = self.task
         if not task:
             task = task_from_tests(self.session.run_tests(actor=AGENT))
+        self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
+                                                 max_steps=self.max_steps, max_cost=self.max_cost,
+                                                 scripted=self.model.name.startswith("scripted:"),
+                                                 schemas=[self.tools[n].schema() for n in names], task=task),
+                                 AGENT)
+        self._status("running", "")
         listing = "\n".join(f"- {name}: {self.tools[name].summary}" for name in names)
         ready = self.session.state.sandbox
         prompt = system_prompt(self.system_template, repo=self.session.repo_name, tools=listing,

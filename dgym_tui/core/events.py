@@ -278,6 +278,8 @@ class AgentStarted(Payload):
     max_steps: int | None = None
     max_cost: float | None = None
     scripted: bool = False       # a scripted model (tests, the demo), not a real one
+    schemas: list[dict] = field(default_factory=list)  # the tools as the model sees them
+    task: str = ""
 
 
 @payload

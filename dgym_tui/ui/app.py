@@ -42,9 +42,13 @@ class DgymApp(App):
     TITLE = "dgym-tui"
     COMMANDS = App.COMMANDS | {_dgym_commands}
 
-    def __init__(self, session, theme: str | None = None, agent_settings=None) -> None:
+    def __init__(self, session, theme: str | None = None, agent_settings=None, writer=None) -> None:
         super().__init__()
         self.session = session
+        self.writer = writer  # the session file (saved as it happens), if any
+        if writer is not None:
+            writer.on_error = lambda message: self._from_thread(
+                self.notify, one_line(message), severity="error", title="Session file", timeout=20)
         self.agents = AgentControl(self, agent_settings)
         self.sub_title = session.repo_name
         for t in THEMES:
