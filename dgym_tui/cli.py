@@ -8,7 +8,7 @@ import sys
 
 from dgym_tui import __version__
 
-SUBCOMMANDS = ("doctor", "image", "run")
+SUBCOMMANDS = ("doctor", "image", "run", "replay", "resume", "demo")
 
 DESCRIPTION = """\
 Debug a Python repository in a terminal UI, side by side with an AI agent. The repo's code runs
@@ -20,6 +20,9 @@ With --model, an LLM agent debugs beside you: every action it proposes waits for
 
 other commands:
   dgym-tui run REPO --model M ...   the agent with no UI (see `dgym-tui run --help`)
+  dgym-tui replay SESSION           a saved session, read-only, step by step; take over from any moment
+  dgym-tui resume SESSION           go on with a saved session (new sandbox, its changes, breakpoints, agent)
+  dgym-tui demo                     replay a bundled session: a scripted agent fixes the example's bugs
   dgym-tui doctor                   check Docker, the sandbox image, git, the terminal and LLM keys
   dgym-tui image build              build the sandbox image (see `dgym-tui image build --help`)
 """
@@ -77,6 +80,26 @@ def _run_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _replay_parser(name: str) -> argparse.ArgumentParser:
+    described = {
+        "replay": "Open a saved session read-only: play/pause (space), one event at a time (←/→), start/end, "
+                  "faster/slower (+/-); enter on the timeline takes over from that moment (a live session; "
+                  "with --model, the agent goes on with its conversation cut there).",
+        "resume": "Go on with a saved session: a new sandbox from the repo with its recorded changes applied in "
+                  "order, its breakpoints, its transcript and (with a model) the agent's conversation. If the repo "
+                  "changed since, it says which files and asks first.",
+    }
+    p = argparse.ArgumentParser(prog=f"dgym-tui {name}", description=described[name])
+    p.add_argument("session", help="a session file (`dgym-tui sessions` lists them)")
+    if name == "replay":
+        p.add_argument("--headless", action="store_true", help="print the transcript as text instead")
+    else:
+        p.add_argument("--yes", action="store_true", help="go on even if the repo changed since the session")
+    _agent_arguments(p, ["manual", "step", "auto"])
+    p.add_argument("--theme", help="colour theme")
+    return p
+
+
 def _image_parser() -> argparse.ArgumentParser:
     from dgym_tui.image import DEFAULT_BASE
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE
@@ -118,6 +141,23 @@ def main(argv: list[str] | None = None) -> int:
             from dgym_tui import headless
 
             return headless.run(args)
+        if argv and argv[0] in ("replay", "resume"):
+            args = _replay_parser(argv[0]).parse_args(argv[1:])
+            return _replay(args) if argv[0] == "replay" else _resume(args)
+        if argv and argv[0] == "demo":
+            argparse.ArgumentParser(prog="dgym-tui demo", description=(
+                "Replay a session bundled with dgym-tui: a scripted agent (not an LLM) finds the bundled "
+                "example's bugs with pdb and fixes them. No API key needed.")).parse_args(argv[1:])
+            from dgym_tui.core.session_file import read_session
+            from dgym_tui.demo import demo_session
+            from dgym_tui.examples import example_path
+
+            recording = read_session(demo_session())
+            # recorded on a copy of the bundled example: taking over uses the installed one
+            recording.header.update(repo=str(example_path()), repo_name="shopcart")
+            return _replay(argparse.Namespace(session=str(demo_session()), headless=False, model=None,
+                                              api_base=None, mode=None, max_steps=None, max_cost=None, task=None,
+                                              system_prompt=None, theme=None), recording)
         if argv and argv[0] == "image":
             args = _image_parser().parse_args(argv[1:])
             from dgym_tui.image import build_image
@@ -137,6 +177,87 @@ def _configured_model() -> str | None:
     from dgym_tui.config import load_config
 
     return (load_config().get("agent") or {}).get("model")
+
+
+def _settings(args):
+    from dgym_tui.config import AgentSettings
+
+    return AgentSettings.load(model=args.model, api_base=args.api_base, mode=args.mode,
+                              max_steps=args.max_steps, max_cost=args.max_cost, task=args.task,
+                              system_prompt_file=args.system_prompt)
+
+
+def _replay(args, recording=None) -> int:
+    from dgym_tui.core.session_file import SessionFileError, read_session
+
+    try:
+        recording = recording or read_session(args.session)
+    except SessionFileError as e:
+        print(f"dgym-tui replay: {e}", file=sys.stderr)
+        return 2
+    if args.headless:
+        from dgym_tui.headless import print_transcript
+
+        print_transcript(recording)
+        return 0
+    try:
+        settings = _settings(args) if args.model else None
+    except ValueError as e:
+        print(f"dgym-tui replay: {e}", file=sys.stderr)
+        return 2
+    _install_signal_handlers()
+    from dgym_tui.ui.app import DgymApp
+
+    app = DgymApp(recording=recording, theme=args.theme, agent_settings=settings)
+    try:
+        app.run()
+    finally:  # a take-over made a live session: close it
+        app.session.close()
+        if app.writer is not None:
+            app.writer.close()
+    return 0
+
+
+def _resume(args) -> int:
+    from dgym_tui.core.session import Session
+    from dgym_tui.core.session_file import SessionFileError, SessionWriter, changed_since, read_session
+
+    try:
+        recording = read_session(args.session)
+        changed = changed_since(recording.header)
+        settings = _settings(args)
+    except (SessionFileError, ValueError) as e:
+        print(f"dgym-tui resume: {e}", file=sys.stderr)
+        return 2
+    for warning in recording.warnings:
+        print(f"dgym-tui resume: warning: {warning}", file=sys.stderr)
+    if changed:
+        from dgym_tui.core.safe_text import one_line
+
+        print("dgym-tui resume: the repository changed since this session: "
+              + ", ".join(one_line(c) for c in changed[:20]) + (" …" if len(changed) > 20 else ""))
+        if not args.yes:
+            try:
+                answer = input("its recorded changes may not apply to it any more; go on? [y/N] ")
+            except EOFError:
+                answer = ""
+            if answer.strip().lower() not in ("y", "yes"):
+                return 1
+    if not settings.model and recording.header.get("model", "") and \
+            str(recording.header.get("model")).startswith("scripted:"):
+        settings.model = recording.header["model"]  # a scripted agent goes on with its script
+    _install_signal_handlers()
+    session = Session.resume(recording, changed=changed)
+    writer = SessionWriter.append(args.session, session)
+    from dgym_tui.ui.app import DgymApp
+
+    app = DgymApp(session, theme=args.theme, agent_settings=settings, writer=writer)
+    try:
+        app.run()
+    finally:
+        session.close()
+        writer.close()
+    return 0
 
 
 def _run_app(args) -> int:

@@ -127,3 +127,63 @@ def run(args) -> int:
         session.close()
         if writer is not None:
             writer.close()
+
+
+def describe(event: ev.Event) -> str | None:
+    """One line for a meaningful event (replay --headless), or None for bookkeeping."""
+    d, who = event.data, event.actor
+    if isinstance(d, ev.PdbInput):
+        return f"{who}> {d.command}"
+    if isinstance(d, ev.PdbOutput):
+        return "\n".join("    " + line for line in d.text.rstrip("\n").splitlines()[:20])
+    if isinstance(d, ev.Stop):
+        exc = f" — {d.exception.type}: {d.exception.message}" if d.exception else ""
+        return f"  → stopped at {d.where} in {d.function} ({d.reason}){exc}"
+    if isinstance(d, ev.Breakpoints):
+        return f"  ● breakpoints: {', '.join(bp.label() for bp in d.breakpoints) or 'none'}"
+    if isinstance(d, ev.ProgramStart):
+        return f"  ▶ {'restarted' if d.restart else 'started'} {d.entrypoint}" + (f" ({d.reason})" if d.reason else "")
+    if isinstance(d, ev.ProgramExit):
+        return f"  ■ {d.message}"
+    if isinstance(d, ev.SandboxReady):
+        return f"sandbox: {d.description}" + ("" if d.isolated else " (NOT isolated)")
+    if isinstance(d, ev.AgentStarted):
+        return f"agent: {d.model}, {d.mode} mode" + (" (scripted, not an LLM)" if d.scripted else "")
+    if isinstance(d, ev.ModelReplied):
+        cost = "?" if d.cost is None else f"${d.cost:.4f}"
+        text = f"agent [step {d.step}, {d.prompt_tokens + d.completion_tokens:,} tokens, {cost}]"
+        return text + (f": {d.text.strip()}" if d.text.strip() else "")
+    if isinstance(d, ev.ToolRequested):
+        return f"agent → {d.tool}({_short_args(d.args)})" + ("" if d.verdict == "run" else f"  [{d.verdict}: {d.rule}]")
+    if isinstance(d, ev.Decision):
+        return f"{who} {d.verdict}" + (f": {d.comment}" if d.comment else "")
+    if isinstance(d, ev.ToolResult):
+        lines = d.observation.rstrip().splitlines()
+        shown = "\n".join("    " + line for line in lines[:12])
+        return shown + (f"\n    [... {len(lines) - 12} more lines]" if len(lines) > 12 else "")
+    if isinstance(d, ev.Checkpoint):
+        return f"  ✚ change: {d.message}"
+    if isinstance(d, ev.Restored):
+        return f"  ↶ {d.message}"
+    if isinstance(d, ev.Tests):
+        return f"  tests: {d.summary()}"
+    if isinstance(d, ev.Hint):
+        return f"{who} hint: {d.text}"
+    if isinstance(d, ev.AgentStatus) and d.state in ("submitted", "limit", "error", "stopped"):
+        return f"agent {d.state}" + (f": {d.reason}" if d.reason else "")
+    if isinstance(d, (ev.Error, ev.Notice, ev.Interrupted)):
+        return f"  ! {d.message}"
+    return None
+
+
+def print_transcript(recording, out=None) -> None:
+    out = out or sys.stdout
+    header = recording.header
+    print(one_line(f"session of {header.get('repo')} — {header.get('model') or 'no agent'}, "
+                   f"{header.get('mode') or 'manual'}"), file=out)
+    for warning in recording.warnings:
+        print(f"warning: {warning}", file=out)
+    for event in recording.events:
+        line = describe(event)
+        if line:
+            print(visible(line), file=out)

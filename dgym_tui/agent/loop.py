@@ -35,7 +35,9 @@ class Agent:
                  task: str | None = None, system_template: str | None = None,
                  context_window: int | None = None,
                  auto_answer: Callable[[ev.ApprovalRequested], Answer] | None = None,
-                 on_model_error: str = "pause"):
+                 on_model_error: str = "pause", resume=None):
+        """resume: the AgentView of a recorded session (DebugState.agent) whose conversation
+        this agent goes on with, instead of starting one."""
         from dgym_tui.tools import registry
 
         self.session, self.model = session, model
@@ -63,6 +65,7 @@ class Agent:
         self._person: list[str] = []          # what the person did since the last step
         self._thread: threading.Thread | None = None
         self._unsubscribe = None
+        self.resume_from = resume if resume is not None and resume.conversation else None
 
     # --- control, from any thread ------------------------------------------------------------
 
@@ -157,6 +160,8 @@ class Agent:
         return self.outcome
 
     def _begin(self) -> None:
+        if self.resume_from is not None:
+            return self._go_on()
         names = sorted(self.tools)
         task = self.task
         if not task:
@@ -174,6 +179,28 @@ class Agent:
                                sandbox=ready.description if ready else "a sandbox")
         self._add({"role": "system", "content": prompt}, "system")
         self._add({"role": "user", "content": task}, "task")
+
+    def _go_on(self) -> None:
+        """Take up a recorded conversation: its messages are already in the stream; calls left
+        without a result where it was cut get one now (the model needs a result per call)."""
+        past = self.resume_from
+        self.messages, self.origins = list(past.conversation), list(past.origins)
+        self.step, self.tokens, self.cost = past.step, past.tokens, past.cost
+        names = sorted(self.tools)
+        self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
+                                                 max_steps=self.max_steps, max_cost=self.max_cost,
+                                                 scripted=self.model.name.startswith("scripted:"),
+                                                 schemas=[self.tools[n].schema() for n in names],
+                                                 resumed=len(self.messages)), AGENT)
+        answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
+        for message in list(self.messages):
+            for call in message.get("tool_calls") or []:
+                if call.get("id") not in answered:
+                    self._add({"role": "tool", "tool_call_id": call["id"],
+                               "content": "not executed: the session was interrupted here"}, "tool")
+        if self.task:
+            self._add({"role": "user", "content": f"A new task from the person: {self.task}"}, "person")
+        self._status("running", "resumed")
 
     def _limit_reached(self) -> bool:
         reason = ""

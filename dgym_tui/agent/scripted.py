@@ -86,6 +86,10 @@ class ScriptedModel:
         except ScriptError as exc:
             raise ScriptError(f"{path}: {exc}") from None
 
+    def skip(self, steps: int) -> None:
+        """Go on from a later step (a resumed session whose agent had made `steps` queries)."""
+        self._position = min(len(self.steps), self._position + max(0, steps))
+
     @property
     def remaining(self) -> int:
         return len(self.steps) - self._position

@@ -39,9 +39,16 @@ def make_model(settings: AgentSettings):
 
 
 def make_agent(session, settings: AgentSettings, model=None, **kwargs) -> Agent:
-    """The agent for this session (the model built here unless given)."""
+    """The agent for this session (the model built here unless given). A session resumed from
+    a recording with an agent's conversation goes on with it."""
     template = load_template(settings.system_prompt_file) if settings.system_prompt_file else None
-    return Agent(session, model or make_model(settings), policy=Policy.from_config(settings.policy),
+    model = model or make_model(settings)
+    past = session.state.agent if session.state.agent.conversation else None
+    if past is not None:
+        kwargs.setdefault("resume", past)
+        if hasattr(model, "skip"):  # a scripted model goes on from the step it had reached
+            model.skip(past.step)
+    return Agent(session, model, policy=Policy.from_config(settings.policy),
                  mode="step" if settings.mode == "manual" else settings.mode,
                  max_steps=settings.max_steps, max_cost=settings.max_cost, task=settings.task,
                  system_template=template, context_window=settings.context_window, **kwargs)

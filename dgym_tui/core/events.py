@@ -128,6 +128,19 @@ class Restored(Payload):
     message: str = ""
 
 
+@payload
+class Resumed(Payload):
+    """A session goes on from a recording: the events before this one are its past (`upto`:
+    the last of them), replayed into the views; a new sandbox is built from the repo and the
+    recorded checkpoints. `changed`: files of the repo that differ from the recording's start."""
+
+    kind: ClassVar[str] = "resumed"
+    source: str                  # the session file it came from
+    upto: int                    # the seq of the last recorded event kept
+    changed: list[str] = field(default_factory=list)
+    take_over: bool = False      # from a replay, at an earlier moment
+
+
 # --- the program under pdb ---------------------------------------------------------------------
 
 @payload
@@ -280,6 +293,7 @@ class AgentStarted(Payload):
     scripted: bool = False       # a scripted model (tests, the demo), not a real one
     schemas: list[dict] = field(default_factory=list)  # the tools as the model sees them
     task: str = ""
+    resumed: int = 0             # the conversation carried over from before (messages kept)
 
 
 @payload
@@ -504,13 +518,15 @@ class EventBus:
     must be quick and must not wait on another thread that may be emitting.
     """
 
-    def __init__(self):
+    def __init__(self, history: list[Event] | None = None):
+        """history: events of an earlier run (a resumed session): listeners subscribing with
+        replay get them first, and new events number on from them."""
         self._lock = threading.Lock()           # seq numbers and history
         self._delivery = threading.RLock()      # one deliverer at a time
         self._listeners: list[Listener] = []
-        self._delivered = 0                     # how many of history were delivered
+        self.history: list[Event] = list(history or [])
+        self._delivered = len(self.history)     # how many of history were delivered
         self._delivering = threading.local()
-        self.history: list[Event] = []
         self.listener_errors = 0
 
     def subscribe(self, listener: Listener, replay: bool = True) -> Callable[[], None]:
@@ -530,7 +546,8 @@ class EventBus:
 
     def emit(self, data: Payload, actor: str = SYSTEM) -> Event:
         with self._lock:
-            event = Event(seq=len(self.history) + 1, ts=time.time(), actor=actor, data=data)
+            seq = self.history[-1].seq + 1 if self.history else 1
+            event = Event(seq=seq, ts=time.time(), actor=actor, data=data)
             self.history.append(event)
         if getattr(self._delivering, "active", False):
             return event  # emitted by a listener: the loop below delivers it next

@@ -16,6 +16,7 @@ import inspect
 import posixpath
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,9 +26,9 @@ from dgym_tui.core.breakpoints import BreakpointRegistry
 from dgym_tui.core.entrypoint import Entrypoint, detect_entrypoint, narrowed, parse_entrypoint
 from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoint, Error, EventBus,
                                   FileContent, Notice, PdbInput, PdbOutput, Progress, Restored,
-                                  SandboxReady, SessionStarted, Tests, ToolResult)
+                                  Resumed, SandboxReady, SessionStarted, Tests, ToolResult)
 from dgym_tui.core.runner import Operation, Runner
-from dgym_tui.core.state import DebugState
+from dgym_tui.core.state import fold
 from dgym_tui.core.workspace import Record, Workspace, edited_text
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 
@@ -64,15 +65,18 @@ def operation(lane: str = "act", writes: bool = False):
 class Session:
     def __init__(self, repo: str, sandbox: str = "auto", image: str | None = None,
                  network: str | None = None, entrypoint: str | None = None, pdb_timeout: float = 30.0,
-                 sandbox_obj: Sandbox | None = None):
+                 sandbox_obj: Sandbox | None = None, history: list | None = None):
+        """history: the events of a recorded session this one goes on from (see `resume`)."""
         self.repo = str(repo)
         self.repo_name = Path(repo).name
         self.sandbox_kind, self.image, self.network = sandbox, image, network
-        self.entrypoint_spec = entrypoint
         self.pdb_timeout = pdb_timeout
-        self.events = EventBus()
-        self.state = DebugState()
-        self.events.subscribe(self.state.apply)  # first listener: the state is folded before views see an event
+        self.events = EventBus(history)
+        self.state = fold(history or [])
+        # first listener: the state is folded before views see an event
+        self.events.subscribe(self.state.apply, replay=False)
+        self._carried = (list(self.state.checkpoints), list(self.state.breakpoints)) if history else None
+        self.entrypoint_spec = entrypoint or (self.state.entrypoint if history else None)
         self.runner = Runner(self, OPERATIONS, self.events)
         self.breakpoints = BreakpointRegistry()
         self.sandbox: Sandbox | None = sandbox_obj
@@ -87,8 +91,26 @@ class Session:
         self.workspace = Workspace()
         self._tools: dict | None = None
         self._lock = threading.Lock()
-        self.events.emit(SessionStarted(schema=1, version=__version__, repo=self.repo,
-                                        repo_name=self.repo_name, sandbox=sandbox, entrypoint=entrypoint))
+        if history:
+            self._recorded = {e.data.sha for e in history if e.kind == "file" and e.data.text is not None}
+        else:
+            self.events.emit(SessionStarted(schema=1, version=__version__, repo=self.repo,
+                                            repo_name=self.repo_name, sandbox=sandbox, entrypoint=entrypoint))
+
+    @classmethod
+    def resume(cls, recording, upto: int | None = None, take_over: bool = False, changed: list[str] = (),
+               **kwargs) -> Session:
+        """A live session going on from a recorded one (a SessionFile): its events up to `upto`
+        (all by default) are its past; start() builds a new sandbox from the repo with the
+        recorded checkpoints applied in order, and the breakpoints set again."""
+        header = recording.header
+        history = [e for e in recording.events if upto is None or e.seq <= upto]
+        kwargs.setdefault("sandbox", header.get("sandbox") or "auto")
+        kwargs.setdefault("image", header.get("image"))
+        session = cls(kwargs.pop("repo", header["repo"]), history=history, **kwargs)
+        session.events.emit(Resumed(source=recording.path, upto=history[-1].seq if history else 0,
+                                    changed=list(changed), take_over=take_over), SYSTEM)
+        return session
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -116,6 +138,8 @@ class Session:
                                   step="sandbox"), actor)
         self.sandbox.start()
         self._sandbox_ready(actor, warning)
+        if self._carried is not None:
+            self._carry_over(actor)
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox))
         self.wide_entrypoint = self.entrypoint
@@ -133,6 +157,23 @@ class Session:
                                       baseline=sandbox.baseline or "", files=sandbox.list_files(),
                                       skipped=list(sandbox.skipped), warning=warning,
                                       python=sandbox.python), actor)
+
+    def _carry_over(self, actor: str) -> None:
+        """A resumed session: the recorded checkpoints again, in order, and the breakpoints."""
+        checkpoints, breakpoints = self._carried
+        self._carried = None
+        self.workspace.records = [Record("", c.message, c.patch, actor) for c in checkpoints]
+        if checkpoints:
+            self.events.emit(Progress(message=f"applying the {len(checkpoints)} recorded change(s)…",
+                                      step="sandbox"), actor)
+        for record in self.workspace.rebuild(self.sandbox):
+            self.events.emit(Checkpoint(id=record.id, message=record.message, patch=record.patch), actor)
+        if checkpoints:
+            self._refresh_changes(actor)
+        for bp in breakpoints:
+            self.breakpoints.add(replace(bp, number=None, hits=0))
+        if breakpoints:
+            self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
 
     def _fail(self, message: str, actor: str = SYSTEM) -> None:
         self.events.emit(Error(message=message, fatal=True), actor)

@@ -75,7 +75,8 @@ def repo_hashes(repo: str) -> dict[str, str]:
 class SessionWriter:
     """Appends a session's events to its file from a thread of its own."""
 
-    def __init__(self, path: Path, header: dict, session=None):
+    def __init__(self, path: Path, header: dict | None, session=None, replay: bool = True):
+        """header None: append to an existing session file (a resume), after its last whole line."""
         self.path = Path(path)
         self.header = header
         self.error: str | None = None     # a write failed (disk full...): the app says so, goes on
@@ -83,7 +84,8 @@ class SessionWriter:
         self._queue: queue.Queue = queue.Queue()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._write_loop, name="dgym-session-file", daemon=True)
-        self._unsubscribe = session.events.subscribe(self._queue.put) if session is not None else None
+        self._unsubscribe = (session.events.subscribe(self._queue.put, replay=replay)
+                             if session is not None else None)
         self._thread.start()
 
     @classmethod
@@ -98,6 +100,17 @@ class SessionWriter:
                   "sandbox": session.sandbox_kind, "image": session.image,
                   "entrypoint": session.entrypoint_spec, **extra}
         return cls(Path(path), header, session)
+
+    @classmethod
+    def append(cls, path: str | Path, session) -> SessionWriter:
+        """Go on writing a session file (a resumed session): a line cut short by a kill is
+        dropped first, so what follows starts on a line of its own."""
+        path = Path(path)
+        with open(path, "rb+") as fh:
+            data = fh.read()
+            if data and not data.endswith(b"\n"):
+                fh.truncate(data.rfind(b"\n") + 1)
+        return cls(path, None, session, replay=False)
 
     def add(self, event: Event) -> None:
         self._queue.put(event)
@@ -118,13 +131,13 @@ class SessionWriter:
             return
         with handle:
             try:
-                if "repo_hashes" not in self.header and self.header.get("repo"):
+                if self.header is not None and "repo_hashes" not in self.header and self.header.get("repo"):
                     try:
                         self.header["repo_hashes"] = repo_hashes(self.header["repo"])
                     except Exception as e:  # a repo that cannot be read: apply will say so later
                         self.header["repo_hashes"] = {}
                         self.header["repo_hashes_error"] = str(e)
-                if handle.tell() == 0:
+                if handle.tell() == 0 and self.header is not None:
                     self._write(handle, self.header)
                     self._sync(handle)
             except OSError as e:
@@ -172,6 +185,16 @@ class SessionWriter:
             self.error = message
             if self.on_error is not None:
                 self.on_error(message)
+
+
+def changed_since(header: dict) -> list[str]:
+    """Files of the recorded repo that differ now from the session's start (changed, new or
+    gone); raises SessionFileError when the repo is not there any more."""
+    repo = header.get("repo") or ""
+    if not Path(repo).is_dir():
+        raise SessionFileError(f"the repository {repo} is not there any more")
+    then, now = header.get("repo_hashes") or {}, repo_hashes(repo)
+    return sorted(p for p in set(then) | set(now) if then.get(p) != now.get(p))
 
 
 def read_session(path: str | Path) -> SessionFile:

@@ -35,6 +35,7 @@ class AgentView:
     streaming: str = ""            # the current step's reply text so far
     retry: str = ""                # "retrying in 2 s (rate limited)" while one waits
     conversation: list[dict] = field(default_factory=list)  # the messages, in order
+    origins: list[str] = field(default_factory=list)        # who each message is from
 
 
 @dataclass
@@ -66,6 +67,7 @@ class DebugState:
     tests: ev.Tests | None = None
     checkpoints: list[ev.Checkpoint] = field(default_factory=list)
     progress: str | None = None     # long work under way (sandbox start, tests)
+    resumed: ev.Resumed | None = None
     agent: AgentView = field(default_factory=AgentView)
     seq: int = 0                    # the last event applied
 
@@ -102,6 +104,14 @@ class DebugState:
         self.repo, self.repo_name = d.repo, d.repo_name
         self.entrypoint = d.entrypoint or ""
         return {"session"}
+
+    def _resumed(self, d: ev.Resumed, actor: str) -> set[str]:
+        self.resumed = d
+        self.program, self.stop, self.busy, self.progress = "starting", None, None, None
+        self.agent.waiting = None
+        if self.agent.state not in ("off",):
+            self.agent.state = "stopped"
+        return {"program", "stop", "busy", "agent", "approval", "progress"}
 
     def _progress(self, d: ev.Progress, actor: str) -> set[str]:
         self.progress = d.message
@@ -171,14 +181,20 @@ class DebugState:
     # --- the agent ----------------------------------------------------------------------------
 
     def _agent_started(self, d: ev.AgentStarted, actor: str) -> set[str]:
+        before = self.agent
         self.agent = AgentView(model=d.model, mode=d.mode, state="running", max_steps=d.max_steps,
                                max_cost=d.max_cost, scripted=d.scripted)
+        if d.resumed:  # the same conversation goes on (resume, take-over)
+            self.agent.conversation = before.conversation[:d.resumed]
+            self.agent.origins = before.origins[:d.resumed]
+            self.agent.step, self.agent.tokens, self.agent.cost = before.step, before.tokens, before.cost
         return {"agent"}
 
     def _agent_message(self, d: ev.AgentMessage, actor: str) -> set[str]:
-        conversation = self.agent.conversation
-        del conversation[d.index:]  # a take-over cuts the history: the index says where
-        conversation.append(d.message)
+        agent = self.agent
+        del agent.conversation[d.index:], agent.origins[d.index:]  # the index says where it goes
+        agent.conversation.append(d.message)
+        agent.origins.append(d.origin)
         return set()
 
     def _model_request(self, d: ev.ModelRequest, actor: str) -> set[str]:

@@ -42,8 +42,17 @@ class DgymApp(App):
     TITLE = "dgym-tui"
     COMMANDS = App.COMMANDS | {_dgym_commands}
 
-    def __init__(self, session, theme: str | None = None, agent_settings=None, writer=None) -> None:
+    def __init__(self, session=None, theme: str | None = None, agent_settings=None, writer=None,
+                 recording=None) -> None:
+        """session: a live Session; or recording: a SessionFile to replay (read-only)."""
         super().__init__()
+        self.replay = None
+        if recording is not None:
+            from dgym_tui.ui.replay import ReplayControl, ReplaySession
+
+            session = ReplaySession(recording)
+            self.replay = ReplayControl(self, recording, agent_settings)
+            agent_settings = None
         self.session = session
         self.writer = writer  # the session file (saved as it happens), if any
         if writer is not None:
@@ -71,7 +80,10 @@ class DgymApp(App):
 
     def attach_session(self) -> None:
         """Called by the main screen after its first frame: listen (what already happened comes
-        first, in order), then start the session."""
+        first, in order), then start the session. A replay starts its timeline instead."""
+        if self.replay is not None:
+            self.replay.start()
+            return
         self._unsubscribe = self.session.events.subscribe(self._on_core_event)
         if not self.session.started:
             self.submit("start", actor=SYSTEM)  # takes seconds: the runner's thread does it
@@ -99,6 +111,21 @@ class DgymApp(App):
         except OSError as e:
             self.notify(f"could not save the theme: {e}", severity="warning")
 
+    def become_live(self, session, writer, agent_settings=None) -> None:
+        """From a replay to a live session taken over at its moment: the screen starts over with
+        the recorded past, then the new sandbox, program and (maybe) agent."""
+        self.main.query_one("#timeline").remove()
+        self.replay = None
+        self.session = self.main.session = session
+        self.writer = writer
+        writer.on_error = lambda message: self._from_thread(
+            self.notify, one_line(message), severity="error", title="Session file", timeout=20)
+        self.agents = AgentControl(self, agent_settings)
+        self.main.reset()
+        self.main.source_lookup = None
+        self.main.source.focus()
+        self.attach_session()
+
     # --- calls through the session's runner ------------------------------------------------
 
     @property
@@ -119,8 +146,9 @@ class DgymApp(App):
 
         try:
             self.session.runner.submit(actor, name, args, finished)
-        except CallCancelled:
-            pass  # closing: nothing more runs
+        except CallCancelled as e:
+            if self.replay is not None:  # read-only: say how to act
+                self.notify(str(e), title="Replay", timeout=6)
 
     def _from_thread(self, fn: Callable, *args) -> None:
         try:
@@ -167,7 +195,7 @@ class DgymApp(App):
             ("Interrupt", "stop a running command (ctrl+c)", self.interrupt),
             ("Undo the last change", "revert the last checkpoint (an edit, a command that changed files)",
              lambda: self.submit("undo")),
-            *self.agents.palette_commands(),
+            *(self.replay.palette_commands() if self.replay is not None else self.agents.palette_commands()),
             *self.tool_commands(),
             ("Maximize / restore the focused pane", "z", main.action_toggle_maximize),
             ("Help: keys", "?", main.action_help),
@@ -245,7 +273,7 @@ class DgymApp(App):
         """q, ctrl+q and the palette's Quit: ask first when the sandbox holds changes."""
         if self.closing or isinstance(self.screen, ConfirmScreen):
             return
-        if not self.session.started or self.main.state.sandbox is None:
+        if self.replay is not None or not self.session.started or self.main.state.sandbox is None:
             self.shutdown()  # no sandbox yet: nothing in it to lose
             return
         self.ask("changed_files", self._confirm_quit, self._confirm_quit_unsure)

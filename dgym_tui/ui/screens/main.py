@@ -21,7 +21,7 @@ from textual.widgets import Footer, Input, Static, Tab, Tabs
 
 from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
-from dgym_tui.core.state import DebugState
+from dgym_tui.core.state import ASPECTS, DebugState
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui.screens.modals import PromptScreen, ValueScreen
@@ -115,6 +115,7 @@ class MainScreen(Screen):
         self._shown_sha: str | None = None
         self._stale: set[str] = set()  # files changed since their text was recorded
         self._followed: ev.Stop | None = None  # the stop the source view last moved to
+        self.source_lookup = None  # replay: a file's text from the recording
         self._agent_launched = False
 
     # --- building --------------------------------------------------------------------------
@@ -389,6 +390,14 @@ class MainScreen(Screen):
         if path in self.state.sources and path not in self._stale:
             self._show_wanted()
             return
+        if self.source_lookup is not None:  # a replay: the recording has it, or nothing does
+            text = self.source_lookup(path)
+            if text is None:
+                self._want = None
+                self.show_message(f"{one_line(path)} is not in the recording", "warning")
+                return
+            self._show_text(path, text, line, focus)
+            return
 
         def failed(error: Exception) -> None:
             if self._want and self._want[0] == path:
@@ -404,13 +413,16 @@ class MainScreen(Screen):
         text = self.state.source(path)
         if text is None:
             return  # its event has not arrived yet
+        self._show_text(path, text, line, focus, self.state.sources.get(path))
+
+    def _show_text(self, path: str, text: str, line: int | None, focus: bool, sha: str | None = None) -> None:
         self._want = None
         self._stale.discard(path)
         source = self.source
         self.show_message(None)
-        if source.path != path or self._shown_sha != self.state.sources.get(path):
+        if source.path != path or self._shown_sha != sha or sha is None:
             source.load(path, text)
-            self._shown_sha = self.state.sources.get(path)
+            self._shown_sha = sha
             source.set_breakpoints(self._breakpoint_dicts())
         stop = self.state.stop
         source.set_current(stop.file if stop else None, stop.line if stop else None)
@@ -474,10 +486,35 @@ class MainScreen(Screen):
         self._paint(aspects)
 
     def handle_event(self, event: ev.Event) -> None:
-        """Apply one event at once (tests, replay)."""
-        self._aspects |= self.state.apply(event)
-        self._log.append(event)
+        """Apply one event at once (tests)."""
+        self.feed([event])
+
+    def feed(self, events: list[ev.Event], log_tail: int | None = None) -> None:
+        """Apply recorded events at once (replay): fold them all; the logs get the last
+        `log_tail` of them (all by default), which is what going back re-draws."""
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer, self._grace = None, False
+        for event in events:
+            self._aspects |= self.state.apply(event)
+        shown = events if log_tail is None else events[-log_tail:]
+        self._log.extend(shown)
         self._flush()
+
+    def reset(self) -> None:
+        """Start over with an empty state (replay going back, a take-over): every pane cleared."""
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        self._flush_timer, self._grace, self._log, self._aspects = None, False, [], set()
+        self.state = DebugState()
+        self._want, self._shown_sha, self._followed, self._stale = None, None, None, set()
+        self._agent_launched = False
+        self.query_one(Transcript).reset()
+        self.console.clear()
+        self.source.set_current(None, None)  # the file stays until a stop opens another
+        self.query_one(VariablesPane).show_stop(None)
+        self.query_one(StackPane).show_stop(None)
+        self._paint(set(ASPECTS))
 
     def _paint(self, aspects: set[str]) -> None:
         state = self.state

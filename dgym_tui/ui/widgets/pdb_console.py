@@ -154,6 +154,10 @@ class PdbConsole(Vertical):
         for entry in self._entries:
             log.write(self._line_for(*entry))
 
+    def clear(self) -> None:
+        self._entries.clear()
+        self.log_widget.clear()
+
     def set_busy(self, busy: bool) -> None:
         self.input.placeholder = ("running… (ctrl+c interrupts)" if busy else
                                   "pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)")

@@ -61,6 +61,10 @@ class Transcript(VerticalScroll, can_focus=True):
         if self._following:
             self.scroll_end(animate=False, immediate=True)
 
+    def reset(self) -> None:
+        self.remove_children()
+        self._breakpoints, self._streaming, self._streamed, self._following = {}, None, "", True
+
     def add_event(self, event: ev.Event) -> None:
         self.add_events([event])
 
