@@ -146,7 +146,7 @@ def describe(event: ev.Event) -> str | None:
     if isinstance(d, ev.ProgramExit):
         return f"  ■ {d.message}"
     if isinstance(d, ev.SandboxReady):
-        return f"sandbox: {d.description}" + ("" if d.isolated else " (NOT isolated)")
+        return f"sandbox: {d.description}" + ("" if d.isolated or "NOT" in d.description else " (NOT isolated)")
     if isinstance(d, ev.AgentStarted):
         return f"agent: {d.model}, {d.mode} mode" + (" (scripted, not an LLM)" if d.scripted else "")
     if isinstance(d, ev.ModelReplied):

@@ -236,7 +236,8 @@ class Session:
                 return self._again(actor, command, run_on=False)
             if (ended or post_mortem) and commands.runs_program(command):
                 self.events.emit(PdbInput(command=command), actor)
-                return self._again(actor, command, run_on=True)
+                return self._again(actor, command, run_on=True, after="the program ended" if ended else
+                                   "a post-mortem")
             if ended:
                 self.events.emit(PdbInput(command=command), actor)
                 previous = debugger.exit_code
@@ -250,7 +251,7 @@ class Session:
         except SandboxGone as e:
             return self._gone(e, actor)
 
-    def _again(self, actor: str, command: str, run_on: bool) -> PdbResult:
+    def _again(self, actor: str, command: str, run_on: bool, after: str = "") -> PdbResult:
         """Start the program again; with run_on, go on to the first breakpoint (`c` always; `n`
         and `s` when there is one, else they stay at the start)."""
         debugger = self._ready()
@@ -265,7 +266,7 @@ class Session:
             self.entrypoint = debugger.entrypoint = entrypoint
         note += ".\n"
         self.events.emit(PdbOutput(text=note), actor)
-        reason = f"'{command}' after the program ended" if run_on else f"'{command}' typed in pdb"
+        reason = f"'{command}' after {after}" if run_on else f"'{command}' typed in pdb"
         result = self._track(debugger.restart(actor, reason=reason))
         result.output = note + result.output
         go_on = command.strip() in ("c", "cont", "continue") or any(bp.enabled for bp in self.breakpoints.items())

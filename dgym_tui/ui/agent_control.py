@@ -22,6 +22,7 @@ class AgentControl:
         self.settings = settings  # AgentSettings, or None: no agent configured
         self.agent = None
         self.starting = False
+        self.hidden_by_person = False  # the person hid the agent pane: do not show it again by itself
 
     @property
     def configured(self) -> bool:

@@ -232,6 +232,8 @@ class MainScreen(Screen):
 
     def toggle_pane(self, name: str) -> None:
         self.hidden ^= {name}
+        if name == "agent":
+            self.app.agents.hidden_by_person = name in self.hidden
         if name not in self.hidden and self.compact and name in SIDE_PANES:
             self.active_tab = name
         self.apply_layout()
@@ -603,6 +605,8 @@ class MainScreen(Screen):
             self.query_one(StatusBar).set_agent(
                 f"{agent.mode} · {agent.state}", (agent.model + (" (scripted)" if agent.scripted else "")) or "–",
                 agent.tokens, agent.cost, step=agent.step, retry=agent.retry)
+        if agent.state != "off" and "agent" in self.hidden and not self.app.agents.hidden_by_person:
+            self.show_agent_pane()
         if "approval" in aspects:
             self.show_agent_pane()
             self.apply_layout()  # a waiting call gets more room
@@ -616,7 +620,7 @@ class MainScreen(Screen):
     def _sandbox_shown(self, ready: ev.SandboxReady) -> None:
         self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated)
         self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
-        if ready.warning:
+        if ready.warning and self.source_lookup is None:
             self.notify(visible(ready.warning), severity="warning", title="Sandbox", timeout=10)
 
     # --- the logs: the console's lines for the events that print ----------------------------
@@ -640,8 +644,11 @@ class MainScreen(Screen):
         self.console.show_note(d.message, "error")
         if self.source.path is None or d.fatal:
             self.show_message(f"✖ {d.message}")
-        self.notify(visible(d.message), severity="error", title="dgym-tui", timeout=15)
+        if self.source_lookup is None:  # live only: a replay shows it in the transcript
+            self.notify(visible(d.message), severity="error", title="dgym-tui", timeout=15)
 
     def _on_tests(self, d: ev.Tests, actor: str) -> None:
+        if self.source_lookup is not None:
+            return  # a replay: the transcript has it; no toast per recorded run
         body = d.summary() + ("\n" + "\n".join(d.failing[:10]) if d.failing else "")
         self.notify(visible(body), title="Tests", severity="information" if d.ok else "warning", timeout=10)

@@ -14,6 +14,12 @@ from dgym_tui.core.safe_text import one_line
 LEGEND = "▸ stop ● breakpoints ▪ pdb ▴ agent's call ◆ decision ✚ change ✓✗ tests"
 
 
+def _rich_color(colors: dict, name: str) -> str:
+    """A theme colour usable in a Rich style (Textual's own values like "auto 60%" are not)."""
+    value = colors.get(name, "")
+    return value if value.startswith("#") else "dim"
+
+
 class Timeline(Widget, can_focus=True):
     DEFAULT_CSS = """
     Timeline { height: 3; background: $panel; padding: 0 1; }
@@ -37,7 +43,7 @@ class Timeline(Widget, can_focus=True):
         here = replayer.column_of(replayer.position, width) if replayer.position else -1
         for column, mark in enumerate(replayer.marks(width)):
             glyph = mark.glyph if mark else "·"
-            style = colors.get(mark.color, "") if mark else colors.get("text-muted", "")
+            style = _rich_color(colors, mark.color) if mark else "dim"
             if column == here:
                 style = f"bold reverse {colors.get('accent', 'yellow')}"
             text.append(glyph, style=style)
@@ -49,7 +55,7 @@ class Timeline(Widget, can_focus=True):
         text.append(f"{state} {replayer.speed:g}/s · {where}{one_line(what)}{(' · ' + self.note) if self.note else ''}\n",
                     style="bold")
         text.append("space play/pause · ←/→ h/l one event · home/end · +/- speed · enter take over here · "
-                    + LEGEND, style=colors.get("text-muted", "dim"))
+                    + LEGEND, style="dim")
         return text
 
     def on_click(self, event: Click) -> None:
