@@ -80,10 +80,12 @@ class SessionWriter:
         self.path = Path(path)
         self.header = header
         self.error: str | None = None     # a write failed (disk full...): the app says so, goes on
-        self.on_error = None              # called once with the message (any thread)
+        self._on_error = None
+        self._lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._write_loop, name="dgym-session-file", daemon=True)
+        self.after = 0  # events up to this seq are in the file already
         self._unsubscribe = (session.events.subscribe(self._queue.put, replay=replay)
                              if session is not None else None)
         self._thread.start()
@@ -101,6 +103,20 @@ class SessionWriter:
                   "entrypoint": session.entrypoint_spec, **extra}
         return cls(Path(path), header, session)
 
+    @property
+    def on_error(self):
+        return self._on_error
+
+    @on_error.setter
+    def on_error(self, callback) -> None:
+        """Called once with the message of the first failed write (any thread); at once if it
+        has already failed."""
+        with self._lock:
+            self._on_error = callback
+            error = self.error
+        if error is not None and callback is not None:
+            callback(error)
+
     @classmethod
     def append(cls, path: str | Path, session) -> SessionWriter:
         """Go on writing a session file (a resumed session): a line cut short by a kill is
@@ -110,7 +126,18 @@ class SessionWriter:
             data = fh.read()
             if data and not data.endswith(b"\n"):
                 fh.truncate(data.rfind(b"\n") + 1)
-        return cls(path, None, session, replay=False)
+                data = data[:data.rfind(b"\n") + 1]
+        last = 0
+        for line in reversed(data.splitlines()[1:]):
+            try:
+                last = int(json.loads(line)["seq"])
+                break
+            except (ValueError, KeyError, TypeError):
+                continue
+        writer = cls(path, None, None)
+        writer.after = last  # the session's past is in the file already: only what follows
+        writer._unsubscribe = session.events.subscribe(writer._queue.put)
+        return writer
 
     def add(self, event: Event) -> None:
         self._queue.put(event)
@@ -155,7 +182,8 @@ class SessionWriter:
                     break
                 try:
                     urgent = False
-                    if event is not False and event.kind not in SKIPPED_KINDS and self.error is None:
+                    if (event is not False and event.kind not in SKIPPED_KINDS and event.seq > self.after
+                            and self.error is None):
                         self._write(handle, event.to_dict())
                         dirty = True
                         urgent = event.kind in URGENT_KINDS
@@ -181,10 +209,13 @@ class SessionWriter:
         os.fsync(handle.fileno())
 
     def _fail(self, message: str) -> None:
-        if self.error is None:
+        with self._lock:
+            if self.error is not None:
+                return
             self.error = message
-            if self.on_error is not None:
-                self.on_error(message)
+            callback = self._on_error
+        if callback is not None:
+            callback(message)
 
 
 def changed_since(header: dict) -> list[str]:
