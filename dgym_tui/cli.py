@@ -191,7 +191,8 @@ def _replay(args, recording=None) -> int:
     from dgym_tui.core.session_file import SessionFileError, read_session
 
     try:
-        recording = recording or read_session(args.session)
+        # the app opens at the first stop: the rest of a big file is read while it shows
+        recording = recording or read_session(args.session, until=None if args.headless else "stop")
     except SessionFileError as e:
         print(f"dgym-tui replay: {e}", file=sys.stderr)
         return 2

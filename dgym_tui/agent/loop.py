@@ -65,6 +65,7 @@ class Agent:
         self._person: list[str] = []          # what the person did since the last step
         self._thread: threading.Thread | None = None
         self._unsubscribe = None
+        self._trimmed: set[int] = set()      # messages already sent cut short
         self.resume_from = resume if resume is not None and resume.conversation else None
 
     # --- control, from any thread ------------------------------------------------------------
@@ -233,7 +234,9 @@ class Agent:
         self._tell_person_notes()
         self.step += 1
         prompt, trimmed = self._prompt()
-        self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=trimmed), AGENT)
+        fresh = sorted(set(trimmed) - self._trimmed)  # cut ones stay cut: record each once
+        self._trimmed.update(trimmed)
+        self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=fresh), AGENT)
         schemas = [tool.schema() for _, tool in sorted(self.tools.items())]
         try:
             reply = self.model.query(

@@ -309,7 +309,9 @@ class AgentMessage(Payload):
 
 @payload
 class ModelRequest(Payload):
-    """A query to the model: the first `upto` messages, with `trimmed` ones cut short."""
+    """A query to the model: the first `upto` messages. `trimmed`: the messages this request
+    newly cut short (to fit the context window); a message once cut stays cut in every later
+    request, so a prompt is the messages with every `trimmed` of this and earlier requests cut."""
 
     kind: ClassVar[str] = "model_request"
     step: int
@@ -477,32 +479,46 @@ class Event:
 
 def _decode(tp, value):
     """A JSON value as the (dataclass, list, dict, optional) type `tp` describes."""
-    if value is None:
-        return None
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = [t for t in typing.get_args(tp) if t is not type(None)]
-        return _decode(options[0], value) if len(options) == 1 else value
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        return [_decode(item, v) for v in value]
-    if origin is dict:
-        _, item = typing.get_args(tp)
-        return {k: _decode(item, v) for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
-        hints = _hints(tp)
-        known = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _decode(hints[k], v) for k, v in value.items() if k in known})
+    return _decoder(tp)(value)
+
+
+_decoders: dict = {}
+
+
+def _identity(value):
     return value
 
 
-_hint_cache: dict[type, dict] = {}
+def _decoder(tp) -> Callable:
+    """A function turning a JSON value into `tp`, built once per type (reading a 10,000-event
+    session file is mostly this)."""
+    found = _decoders.get(tp)
+    if found is not None:
+        return found
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [t for t in typing.get_args(tp) if t is not type(None)]
+        inner = _decoder(options[0]) if len(options) == 1 else _identity
+        decode = _identity if inner is _identity else (lambda v: None if v is None else inner(v))
+    elif origin is list:
+        inner = _decoder(typing.get_args(tp)[0])
+        decode = _identity if inner is _identity else (lambda v: None if v is None else [inner(x) for x in v])
+    elif origin is dict:
+        inner = _decoder(typing.get_args(tp)[1])
+        decode = _identity if inner is _identity else (
+            lambda v: None if v is None else {k: inner(x) for k, x in v.items()})
+    elif dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        fields = {f.name: _decoder(hints[f.name]) for f in dataclasses.fields(tp)}
 
-
-def _hints(tp) -> dict:
-    if tp not in _hint_cache:
-        _hint_cache[tp] = typing.get_type_hints(tp)
-    return _hint_cache[tp]
+        def decode(value, tp=tp, fields=fields):
+            if value is None:
+                return None
+            return tp(**{k: fields[k](v) for k, v in value.items() if k in fields})
+    else:
+        decode = _identity
+    _decoders[tp] = decode
+    return decode
 
 
 Listener = Callable[[Event], None]

@@ -58,11 +58,16 @@ class Replayer:
     frames are the positions just after each meaningful event."""
 
     def __init__(self, events: list[Event]):
-        self.events = events
-        self.frames = [i + 1 for i, e in enumerate(events) if e.kind not in STEP_OVER]
         self.position = 0
         self.speed_index = SPEEDS.index(2)
         self.playing = False
+        self.load(events)
+
+    def load(self, events: list[Event]) -> None:
+        """The events (all of them, once a big file has been read to its end: the ones so far
+        are its beginning, so the position stays valid)."""
+        self.events = events
+        self.frames = [i + 1 for i, e in enumerate(events) if e.kind not in STEP_OVER]
         self._texts = {e.data.sha: e.data.text for e in events if e.kind == "file" and e.data.text is not None}
 
     @property

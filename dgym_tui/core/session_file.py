@@ -38,6 +38,7 @@ class SessionFile:
     events: list[Event]
     warnings: list[str] = field(default_factory=list)
     path: str = ""
+    complete: bool = True  # False: only its beginning was read (see read_session's until)
 
 
 def sessions_dir(repo: str | None = None) -> Path:
@@ -228,9 +229,10 @@ def changed_since(header: dict) -> list[str]:
     return sorted(p for p in set(then) | set(now) if then.get(p) != now.get(p))
 
 
-def read_session(path: str | Path) -> SessionFile:
+def read_session(path: str | Path, until: str | None = None) -> SessionFile:
     """Header and events; a torn last line is skipped with a warning, anything else that is not
-    a session is a SessionFileError with one line saying why."""
+    a session is a SessionFileError with one line saying why. until: stop reading after the
+    first event of that kind (`complete` is then False), for a first look at a big file."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -263,4 +265,6 @@ def read_session(path: str | Path) -> SessionFile:
                 warnings.append(f"line {number} was cut short (the session ended mid-write): skipped")
                 continue
             raise SessionFileError(f"{path}: line {number} is not a valid event ({e})") from None
+        if until is not None and events[-1].kind == until and number < len(lines) - 1:
+            return SessionFile(header=header, events=events, warnings=warnings, path=str(path), complete=False)
     return SessionFile(header=header, events=events, warnings=warnings, path=str(path))

@@ -93,8 +93,14 @@ class ReplayControl:
         return self.app.main
 
     def start(self) -> None:
-        """After the first frame: the timeline in place, the replay at the program's first stop."""
+        """After the first frame: the timeline in place, the replay at the program's first stop.
+        A big file was read only to its first stop: the rest loads in a thread meanwhile."""
         self.main.mount(self.timeline, before="#body")
+        if not self.recording.complete:
+            self.timeline.note = "reading the rest of the session…"
+            import threading
+
+            threading.Thread(target=self._read_all, name="dgym-replay-read", daemon=True).start()
         self.main.source_lookup = self.replayer.upcoming_source
         for warning in self.recording.warnings:
             self.app.notify(warning, severity="warning", title="Session file")
@@ -104,6 +110,26 @@ class ReplayControl:
                             timeout=8)
         self.seek(self.replayer.first_stop())
         self.timeline.focus()
+
+    def _read_all(self) -> None:
+        from dgym_tui.core.session_file import SessionFileError, read_session
+
+        try:
+            whole = read_session(self.recording.path)
+        except SessionFileError as e:
+            self.app._from_thread(self.app.notify, str(e), severity="error", title="Replay")
+            return
+        self.app._from_thread(self._loaded, whole)
+
+    def _loaded(self, whole) -> None:
+        header = self.recording.header  # keep what the caller set on it (the demo's repo)
+        self.recording = whole
+        whole.header = header
+        self.replayer.load(whole.events)
+        self.timeline.note = ""
+        self.timeline.refresh()
+        for warning in whole.warnings:
+            self.app.notify(warning, severity="warning", title="Session file")
 
     # --- moving -----------------------------------------------------------------------------
 
@@ -165,6 +191,9 @@ class ReplayControl:
         from dgym_tui.ui.screens.modals import ConfirmScreen
 
         self.pause()
+        if not self.recording.complete:
+            self.app.notify("still reading the session: a moment", title="Replay")
+            return
         event = self.replayer.current()
         upto = event.seq if event is not None else 0
         try:
