@@ -167,6 +167,8 @@ def describe(event: ev.Event) -> str | None:
         return f"  ↶ {d.message}"
     if isinstance(d, ev.Tests):
         return f"  tests: {d.summary()}"
+    if isinstance(d, ev.Resumed):
+        return f"↻ {'taken over' if d.take_over else 'resumed'} from event {d.upto}: a new sandbox"
     if isinstance(d, ev.Hint):
         return f"{who} hint: {d.text}"
     if isinstance(d, ev.AgentStatus) and d.state in ("submitted", "limit", "error", "stopped"):

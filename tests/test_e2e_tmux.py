@@ -167,3 +167,55 @@ def test_agent_with_a_model_over_http_and_the_person_approving(installed, tmp_pa
     finally:
         tmux.close()
     assert tree_hash(repo) == before
+
+
+def test_replay_a_saved_session_and_take_over(installed, tmp_path):
+    """`dgym-tui run` saves a session; `dgym-tui replay` shows it read-only, moves back and
+    forth, and `enter` takes over: a live session where the replay stood."""
+    from test_agent import TALLY, make_repo
+
+    repo = make_repo(tmp_path / "tally", TALLY)
+    script = ROOT / "tests" / "agent_scripts" / "tally.json"
+    saved = tmp_path / "tally.jsonl"
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    made = subprocess.run([installed, "run", str(repo), "--sandbox", "local", "--model", f"scripted:{script}",
+                           "--mode", "auto", "--yes", "--session", str(saved)], capture_output=True, text=True,
+                          timeout=240, env={**__import__("os").environ, **env})
+    assert made.returncode == 0, made.stdout + made.stderr
+    tmux = Tmux("dgym-e2e-replay", f"{installed} replay {saved}", str(tmp_path), env)
+    try:
+        tmux.wait_for("❚❚ paused")
+        screen = tmux.wait_for("stopped at tests/test_tally.py:5")
+        assert "NOT ISOLATED" in screen
+        for _ in range(60):  # one event at a time, to the agent's stop in mean()
+            if "stopped at tally/__init__.py:5" in tmux.screen():
+                break
+            tmux.keys("Right")
+            time.sleep(0.15)
+        screen = tmux.wait_for("stopped at tally/__init__.py:5")
+        assert "values" in screen and "[2, 4, 6]" in screen  # the variables at that moment
+        tmux.keys("Left")
+        time.sleep(0.3)
+        tmux.keys("Right")
+        tmux.wait_for("stopped at tally/__init__.py:5")
+        tmux.type("n")  # acting in a replay is refused, with the way to act
+        tmux.wait_for("this is a replay")
+        tmux.keys("Enter")  # take over here
+        tmux.wait_for("↻ taken over from event", timeout=60)
+        tmux.wait_for("running…", timeout=60)  # the new sandbox, the program started again
+        tmux.wait_for("stopped at tally/__init__.py:5", timeout=60)
+        tmux.type("!")
+        time.sleep(0.3)
+        tmux.type("p total")
+        tmux.keys("Enter")
+        tmux.wait_for("human> p total")  # a live pdb answers
+        tmux.wait_for("12")
+        tmux.keys("Escape")
+        time.sleep(0.3)
+        tmux.type("q")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
+    branches = list((tmp_path / "data" / "sessions").glob("*/*.jsonl"))
+    assert len(branches) == 1 and '"taken_over_from"' in branches[0].read_text().splitlines()[0]

@@ -229,6 +229,15 @@ def changed_since(header: dict) -> list[str]:
     return sorted(p for p in set(then) | set(now) if then.get(p) != now.get(p))
 
 
+def _past(events: list[Event], kind: str) -> bool:
+    """Whether the events hold one of `kind` and the end of the call it came in (whose files'
+    texts come after it), so a view of that moment has what it shows."""
+    for i, event in enumerate(events):
+        if event.kind == kind:
+            return any(e.kind == "call_finished" for e in events[i + 1:])
+    return False
+
+
 def read_session(path: str | Path, until: str | None = None) -> SessionFile:
     """Header and events; a torn last line is skipped with a warning, anything else that is not
     a session is a SessionFileError with one line saying why. until: stop reading after the
@@ -265,6 +274,6 @@ def read_session(path: str | Path, until: str | None = None) -> SessionFile:
                 warnings.append(f"line {number} was cut short (the session ended mid-write): skipped")
                 continue
             raise SessionFileError(f"{path}: line {number} is not a valid event ({e})") from None
-        if until is not None and events[-1].kind == until and number < len(lines) - 1:
+        if until is not None and number < len(lines) - 1 and _past(events, until):
             return SessionFile(header=header, events=events, warnings=warnings, path=str(path), complete=False)
     return SessionFile(header=header, events=events, warnings=warnings, path=str(path))

@@ -128,6 +128,9 @@ class ReplayControl:
         self.replayer.load(whole.events)
         self.timeline.note = ""
         self.timeline.refresh()
+        stop = self.main.state.stop
+        if stop is not None and stop.file and self.main.source.path != stop.file:
+            self.main.open_file(stop.file)  # its text was further on in the file
         for warning in whole.warnings:
             self.app.notify(warning, severity="warning", title="Session file")
 

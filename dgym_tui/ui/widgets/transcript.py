@@ -201,6 +201,11 @@ class Transcript(VerticalScroll, can_focus=True):
             return self._line(actor, "[dim]model: retrying in $w s ($r)[/]", "retry", w=f"{d.wait_s:.0f}", r=d.reason)
         if isinstance(d, ev.Restored):
             return self._line(actor, "↶ $m", "checkpoint", m=d.message or f"back to {d.to[:8]}")
+        if isinstance(d, ev.Resumed):
+            how = "taken over" if d.take_over else "resumed"
+            changed = f" — changed in the repo since: {', '.join(d.changed[:5])}" if d.changed else ""
+            return self._line(actor, "[b]↻ $h[/] from event $u of $s: a new sandbox$c", "resumed", h=how,
+                              u=str(d.upto), s=d.source.rsplit("/", 1)[-1], c=changed)
         return False
 
     def _breakpoints_entry(self, actor: str, items: list[ev.Breakpoint]):
