@@ -209,7 +209,7 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
         time.sleep(0.3)
         tmux.type("p total")
         tmux.keys("Enter")
-        tmux.wait_for("human> p total")  # a live pdb answers
+        tmux.wait_for("(Pdb) p total")  # a live pdb answers
         tmux.wait_for("12")
         tmux.keys("Escape")
         time.sleep(0.3)

@@ -309,7 +309,7 @@ async def test_console_history_completion_and_escape(session):
         console_input = app.main.query_one(PdbInput)
         assert app.main.focused is console_input
         await pilot.press(*"p quantity", "enter")  # typed keys do not trigger the pudb bindings
-        await wait_for(pilot, lambda: "human> p quantity\n2" in log_text(app), what="pdb's answer in the console")
+        await wait_for(pilot, lambda: "(Pdb) p quantity\n2" in log_text(app), what="pdb's answer in the console")
         assert session.state.stop.line == 70  # the p, q, n... typed did not step
         await pilot.press("up")
         assert console_input.value == "p quantity"
@@ -324,7 +324,7 @@ async def test_console_history_completion_and_escape(session):
         await pilot.press("enter")  # an empty line repeats the last command, as in pdb
         await wait_for(pilot, lambda: pdb_inputs(session).count(("p quantity", "human")) == 2,
                        what="the repeated command")
-        await wait_for(pilot, lambda: log_text(app).count("human> p quantity\n2") == 2, what="its answer")
+        await wait_for(pilot, lambda: log_text(app).count("(Pdb) p quantity\n2") == 2, what="its answer")
         await pilot.press("escape")
         assert app.main.focused is app.main.source
 
@@ -343,7 +343,7 @@ async def test_agent_commands_show_with_their_actor(session):
         await started(pilot)
         result = await asyncio.to_thread(session.send, "p 6 * 7", "agent")  # from its own thread
         assert result.output == "42\n"
-        await wait_for(pilot, lambda: "agent> p 6 * 7\n42" in log_text(app), what="the agent's command")
+        await wait_for(pilot, lambda: "(Pdb) p 6 * 7  · agent\n42" in log_text(app), what="the agent's command")
         await wait_for(pilot, lambda: "agent (Pdb) p 6 * 7" in transcript_texts(app), what="the transcript entry")
         assert "human (Pdb) p 6 * 7" not in transcript_texts(app)
 
@@ -482,7 +482,7 @@ async def test_variables_highlight_changes_within_a_frame_and_repaint_on_theme_s
 
         def human_style():  # the console repaints its lines in the new theme's colours
             return next(seg.style for strip in app.main.query_one("#pdb-log").lines
-                        for seg in strip if seg.text == "human> ")
+                        for seg in strip if seg.text == "(Pdb) ")
 
         dark = human_style()
         app.theme = "dgym-light"
@@ -505,7 +505,8 @@ async def test_ctrl_c_interrupts_only_while_a_command_runs(repo, sessions):
 
         await pilot.press("c")  # into the endless loop
         await wait_for(pilot, lambda: ("continue", "human") in pdb_inputs(session, mark) and app.busy
-                       and app.main.console.input.placeholder.startswith("running…"), what="the program running")
+                       and str(app.main.console.query_one("#pdb-prompt").render()) == "running…",
+                       what="the program running (no prompt while it runs)")
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: getattr(app.main.state.stop, "function", None) == "spin", what="the stop in the loop")
         assert session.state.program == "stopped" and session.state.stop.file == "loop.py"
@@ -523,7 +524,7 @@ async def test_a_long_command_shows_at_once_that_it_runs(repo, sessions):
         await started(pilot)
         await pilot.press("c")
         try:
-            await wait_for(pilot, lambda: "human> continue" in log_text(app) and state_text(app) == "running…",
+            await wait_for(pilot, lambda: "(Pdb) continue" in log_text(app) and state_text(app) == "running…",
                            timeout=3, what="the command and 'running…' on screen while it runs")
         finally:
             await pilot.press("ctrl+c")

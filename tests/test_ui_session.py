@@ -94,7 +94,7 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
         await pilot.press("exclamation_mark")
         assert isinstance(screen.focused, PdbInput)
         await pilot.press(*"p quantity * 21", "enter")
-        await wait_for(pilot, lambda: "human> p quantity * 21" in log_text(app) and "\n42" in log_text(app),
+        await wait_for(pilot, lambda: "(Pdb) p quantity * 21" in log_text(app) and "\n42" in log_text(app),
                        what="the value in the console")
         await pilot.press("escape")
         assert screen.focused is screen.source

@@ -211,6 +211,9 @@ class Debugger:
                 message = "pdb restarts the program"
             elif status.get("ended"):
                 message = "the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+            elif self.exit_code == 5 and self.entrypoint.kind == "pytest":
+                message = ("pytest found no test to run (exit code 5): give what to run with -e or the "
+                           "palette's 'Change entrypoint…'")
             else:
                 message = f"the program exited with code {self.exit_code}"
             self.events.emit(ProgramExit(code=self.exit_code, message=message), actor)

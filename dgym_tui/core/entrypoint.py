@@ -83,8 +83,15 @@ def parse_entrypoint(spec: str) -> Entrypoint:
 MAIN_SCRIPTS = ("main.py", "__main__.py", "app.py", "run.py", "cli.py", "manage.py")
 
 
+NO_ENTRYPOINT = ("give what to run with -e (e.g. -e 'python tool.py --x 1' or -e 'pytest tests/') or the "
+                 "palette's 'Change entrypoint…'")
+
+
 def detect_entrypoint(sandbox) -> Entrypoint:
-    """pytest when the repo has tests, else a script with a __main__ block, else pytest anyway."""
+    """pytest when the repo has tests, else a script with a __main__ block, else pytest anyway.
+    A repo with no Python file at all has nothing to run: a SandboxError says how to give it."""
+    if not any(path.endswith(".py") for path in sandbox.list_files()):
+        raise SandboxError(f"there is no Python file in this repository, so nothing to run under pdb: {NO_ENTRYPOINT}")
     names = {e.name: e for e in sandbox.list_dir(".")}
     if "tests" in names or "test" in names or any(
             n.startswith("test_") and n.endswith(".py") for n in names):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from dgym_tui import __version__
 from dgym_tui.core import commands
 from dgym_tui.core.breakpoints import BreakpointRegistry
-from dgym_tui.core.entrypoint import Entrypoint, detect_entrypoint, narrowed, parse_entrypoint
+from dgym_tui.core.entrypoint import NO_ENTRYPOINT, Entrypoint, detect_entrypoint, narrowed, parse_entrypoint
 from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoint, Error, EventBus,
                                   FileContent, Notice, PdbInput, PdbOutput, Progress, Restored,
                                   Resumed, SandboxReady, SessionStarted, Tests, ToolResult)
@@ -125,7 +125,6 @@ class Session:
             self._fail(str(e), actor)
 
     def _start(self, actor: str) -> None:
-        from dgym_tui.core.debugger import Debugger
         from dgym_tui.sandbox import choose_sandbox
 
         if self.sandbox is None:
@@ -142,11 +141,17 @@ class Session:
             self._carry_over(actor)
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox))
+        self._launch(actor)
+
+    def _launch(self, actor: str, restart: bool = False, reason: str = "") -> PdbResult:
+        """The debugger on the chosen entrypoint, the program to its first stop."""
+        from dgym_tui.core.debugger import Debugger
+
         self.wide_entrypoint = self.entrypoint
         self.debugger = Debugger(self.sandbox, self.entrypoint, self.breakpoints, self.events,
                                  timeout=self.pdb_timeout)
         self.events.emit(Progress(message=f"starting pdb: {self.entrypoint.label}", step="pdb"), actor)
-        self._track(self.debugger.start(actor))
+        return self._track(self.debugger.start(actor, restart=restart, reason=reason))
 
     def _sandbox_ready(self, actor: str, warning: str | None = None) -> None:
         sandbox = self.sandbox
@@ -238,6 +243,13 @@ class Session:
                 self.events.emit(PdbInput(command=command), actor)
                 return self._again(actor, command, run_on=True, after="the program ended" if ended else
                                    "a post-mortem")
+            if ended and self._found_nothing():
+                self.events.emit(PdbInput(command=command), actor)
+                note = f"pytest found no test to run here (exit code 5), so '{command}' would only run it again: {NO_ENTRYPOINT}.\n"
+                self.events.emit(PdbOutput(text=note), actor)
+                from dgym_tui.core.debugger import PdbResult
+
+                return PdbResult(output=note, exited=True, exit_code=5)
             if ended:
                 self.events.emit(PdbInput(command=command), actor)
                 previous = debugger.exit_code
@@ -260,13 +272,14 @@ class Session:
             entrypoint = narrowed(self.wide_entrypoint, self._failed_tests)
         self._failed_tests = []
         note = "Starting the program again"
+        reason = f"'{command}' after {after}" if run_on else f"'{command}' typed in pdb"
         if entrypoint != self.entrypoint:
-            note += f", with only the failing test{'s' if len(entrypoint.args) > 1 else ''} " \
-                    f"({entrypoint.label}; the palette's 'Run all tests' widens it again)"
+            only = f"only the failing test{'s' if len(entrypoint.args) > 1 else ''}"
+            note += f", with {only} ({entrypoint.label}; the palette's 'Run all tests' widens it again)"
+            reason += f", {only} (the palette's 'Run all tests' widens it)"
             self.entrypoint = debugger.entrypoint = entrypoint
         note += ".\n"
         self.events.emit(PdbOutput(text=note), actor)
-        reason = f"'{command}' after {after}" if run_on else f"'{command}' typed in pdb"
         result = self._track(debugger.restart(actor, reason=reason))
         result.output = note + result.output
         go_on = command.strip() in ("c", "cont", "continue") or any(bp.enabled for bp in self.breakpoints.items())
@@ -276,6 +289,10 @@ class Session:
             more.restarted = True
             return more
         return result
+
+    def _found_nothing(self) -> bool:
+        """The program under pytest ended with "no tests ran" (pytest's exit code 5)."""
+        return self.entrypoint is not None and self.entrypoint.kind == "pytest" and self.debugger.exit_code == 5
 
     def _gone(self, error: SandboxGone, actor: str) -> PdbResult:
         from dgym_tui.core.debugger import PdbResult
@@ -330,6 +347,10 @@ class Session:
     @operation()
     def set_entrypoint(self, spec: str, actor: str = HUMAN) -> PdbResult:
         entrypoint = parse_entrypoint(spec)
+        if self.debugger is None:  # nothing could be run yet (no entrypoint found): now it can
+            self._sandbox()
+            self.entrypoint = entrypoint
+            return self._launch(actor, restart=True, reason=f"entrypoint set to {entrypoint.label}")
         debugger = self._ready()
         self.entrypoint = self.wide_entrypoint = debugger.entrypoint = entrypoint
         self._failed_tests = []

@@ -56,6 +56,8 @@ BINDING_SECTIONS: list[tuple[str, list[Binding]]] = [
         Binding("B", "conditional_breakpoint", "Cond. break", show=False,
                 tooltip="set a conditional breakpoint at the cursor line (asks for the condition)"),
         Binding("t", "run_to_cursor", "To cursor", tooltip="run to the cursor line (temporary breakpoint)"),
+        Binding("R", "restart_program", "Restart", tooltip="restart the program: a fresh pdb, breakpoints kept "
+                                                             "(pdb's `restart`/`run` in the console do the same)"),
         Binding("u", "pdb('up')", "Up", show=False, tooltip="up: to the calling frame"),
         Binding("d", "pdb('down')", "Down", show=False, tooltip="down: to the called frame"),
         Binding("ctrl+c", "interrupt", "Interrupt", show=False, priority=True,
@@ -139,6 +141,7 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         for pane, title in PANE_TITLES.items():
             self.pane(pane).border_title = title
+        self.pane("variables").border_subtitle = "⏎ full value"
         self.query_one("#source-message").display = False
         if self.app.agents.configured:
             self.hidden.discard("agent")
@@ -333,6 +336,9 @@ class MainScreen(Screen):
             self.notify(message.removeprefix("***").strip(), severity="warning", title="Breakpoint")
         elif "will be set" in message:  # no pdb running: the core kept it for the next start
             self.console.show_note(message)
+
+    def action_restart_program(self) -> None:
+        self.app.submit("restart")
 
     def action_run_to_cursor(self) -> None:
         where = self._cursor()
@@ -624,6 +630,11 @@ class MainScreen(Screen):
             self.notify(visible(ready.warning), severity="warning", title="Sandbox", timeout=10)
 
     # --- the logs: the console's lines for the events that print ----------------------------
+
+    def _on_program_start(self, d: ev.ProgramStart, actor: str) -> None:
+        if d.restart:  # a fresh run: the console starts clean (the transcript keeps the past)
+            self.console.clear()
+            self.console.show_note(f"▶ restarted {d.entrypoint}" + (f": {d.reason}" if d.reason else ""))
 
     def _on_pdb_input(self, d: ev.PdbInput, actor: str) -> None:
         self.console.show_input(actor, d.command)

@@ -12,9 +12,9 @@ from rich.text import Text
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Input, RichLog
+from textual.widgets import Input, Label, RichLog
 
 from dgym_tui.core.safe_text import visible
 from dgym_tui.ui.messages import actor_color
@@ -108,9 +108,20 @@ class PdbConsole(Vertical):
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._repaint())
 
+    DEFAULT_CSS = """
+    PdbConsole #pdb-line { height: 1; }
+    PdbConsole #pdb-prompt { width: auto; height: 1; padding: 0 0 0 1; text-style: bold; }
+    PdbConsole #pdb-prompt.-busy { color: $text-muted; text-style: italic; }
+    """
+    PROMPT, BUSY = "(Pdb) ", "running…"
+    HINT = "a pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)"
+
     def compose(self) -> ComposeResult:
         yield RichLog(id="pdb-log", wrap=True, markup=False, highlight=False, max_lines=self.MAX_LINES)
-        yield PdbInput(id="pdb-input", placeholder="pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)")
+        with Horizontal(id="pdb-line"):
+            # pdb's own prompt, where pdb users look for it: ready for a command
+            yield Label(self.PROMPT, id="pdb-prompt")
+            yield PdbInput(id="pdb-input", placeholder=self.HINT)
 
     @property
     def log_widget(self) -> RichLog:
@@ -139,9 +150,11 @@ class PdbConsole(Vertical):
         self.log_widget.write(self._line_for(kind, extra, text))
 
     def _line_for(self, kind: str, extra: str, text: str) -> Text:
-        if kind == "input":  # extra: the actor
-            line = Text(f"{extra}> ", style=f"bold {self._color(actor_color(extra), 'cyan')}")
+        if kind == "input":  # extra: the actor; the command as pdb showed it, after its prompt
+            line = Text(self.PROMPT, style=f"bold {self._color(actor_color(extra), 'cyan')}")
             line.append(text, style="bold")
+            if extra != "human":
+                line.append(f"  · {extra}", style=self._color(actor_color(extra), "magenta"))
             return line
         if kind == "note":  # extra: muted | error | success | warning
             color = {"muted": "text-muted"}.get(extra, extra)
@@ -159,8 +172,11 @@ class PdbConsole(Vertical):
         self.log_widget.clear()
 
     def set_busy(self, busy: bool) -> None:
-        self.input.placeholder = ("running… (ctrl+c interrupts)" if busy else
-                                  "pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)")
+        """While a command runs there is no prompt (as in pdb); ctrl+c interrupts it."""
+        prompt = self.query_one("#pdb-prompt", Label)
+        prompt.update(self.BUSY if busy else self.PROMPT)
+        prompt.set_class(busy, "-busy")
+        self.input.placeholder = "ctrl+c interrupts" if busy else self.HINT
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -61,6 +61,16 @@ class VariablesPane(DataTable):
             style = f"bold {changed}" if name in self.changed else ""
             self.add_row(Text(one_line(name), style="bold"), Text(one_line(value), style=style), key=name)
 
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """A long value, read whole without typing `p`: the tooltip (Enter opens it all)."""
+        name = event.row_key.value if event.row_key is not None else None
+        value = self.values.get(name) if name else None
+        if value is not None and len(value) > 30:
+            text = safe_line(value) if len(value) <= 2000 else safe_line(value[:2000]) + "…"
+            self.tooltip = f"{safe_line(name)} = {text}\n(Enter: the full value, and its contents)"
+        else:
+            self.tooltip = None
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         name = event.row_key.value
