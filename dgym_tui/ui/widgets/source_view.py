@@ -78,6 +78,26 @@ def _split_lines(text: str) -> list[str]:
 _Pieces = list[tuple[str, Style]]  # a row as (text, token style) pieces
 _Starts = tuple[list[int], list[int]] | None  # long rows: each piece's first char and cell
 
+# Spaces that start a token are drawn with this style: nothing shows, but it never equals a
+# token's style. An SVG screenshot joins equal-styled cells into one <text>, and renderers such
+# as librsvg drop a text's leading spaces: `    Cart,` or a docstring's second line was drawn at
+# column 0, `import annotations` as `importannotations`. The meta is dropped after the join,
+# and terminals never see it.
+_SPACES = Style.from_meta({"source-view": "spaces"})
+
+
+def _spaces_apart(pieces: _Pieces) -> _Pieces:
+    """The pieces, with the spaces that start one made a piece of their own (see _SPACES)."""
+    out: _Pieces = []
+    for text, style in pieces:
+        body = text.lstrip(" ")
+        if len(body) < len(text):
+            out.append((text[:len(text) - len(body)], _SPACES))
+        if body:
+            out.append((body, style))
+    return out
+
+
 _LEXERS: dict[str, Any] = {}  # file name -> pygments lexer (None: plain text); lookups are slow
 
 
@@ -550,14 +570,16 @@ class SourceView(ScrollView, can_focus=True):
         elif is_cursor:
             line_style += self._style("cursor-line")
 
-        # Gutter: [breakpoint][▶][number]<space>; it doesn't scroll horizontally.
+        # Gutter: [breakpoint][▶][number]<space>; it doesn't scroll horizontally. The number's
+        # padding is a segment of its own, like a row's indentation (see _SPACES).
         mark = self._marks.get(row)
         blank = Segment(" ", line_style)
+        number = str(row + 1)
         gutter = [
             Segment(mark[0], line_style + self._style(f"bp-{mark[1]}")) if mark else blank,
             Segment("▶", line_style + self._style("current-marker")) if is_current else blank,
-            Segment(f"{row + 1:>{self._digits}} ",
-                    line_style + self._style("gutter-cursor" if is_cursor else "gutter")),
+            Segment(" " * (self._digits - len(number)), line_style),
+            Segment(number + " ", line_style + self._style("gutter-cursor" if is_cursor else "gutter")),
         ]
 
         text_width = max(0, width - self._gutter_width)
@@ -600,6 +622,7 @@ class SourceView(ScrollView, can_focus=True):
             pieces = [(line, Style.null())]
         else:
             pieces = [(text, self._token_style(ttype)) for ttype, text in tokens]
+        pieces = _spaces_apart(pieces)
         starts = None
         if len(line) > LONG_LINE:
             pieces = [(text[i:i + LONG_LINE], style) for text, style in pieces
