@@ -4,13 +4,20 @@ query, Escape then q, the footer after a resize. A real local Session on a copy 
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 from test_ui_support import EXAMPLE, wait_for
+from textual._xterm_parser import XTermParser
 from textual.command import CommandList, CommandPalette
+from textual.binding import Binding
+from textual.constants import ESCAPE_DELAY
+from textual.widgets import Input
 
 from dgym_tui.core.session import Session
 from dgym_tui.ui.app import DgymApp
+from dgym_tui.ui.keys import EscapeThenKey, plain_key
+from dgym_tui.ui.widgets.pdb_console import PdbInput
 
 SIZE = (120, 40)
 
@@ -62,3 +69,65 @@ async def test_palette_lists_the_apps_commands_then_files_then_textuals(session)
         results.highlighted = listed.index(target)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.main.source.path == target, what=f"{target} opened")
+
+
+# --- Escape then a key, typed quickly -------------------------------------------------------
+
+
+def terminal_keys(data: str) -> list:
+    """What Textual's input parser makes of these bytes, typed at once (the real parser)."""
+    parser = XTermParser()
+    keys = list(parser.feed(data))
+    time.sleep(ESCAPE_DELAY * 1.5)  # nothing more comes: the parser decides
+    return keys + list(parser.tick())
+
+
+def test_the_terminal_sends_escape_then_q_as_alt_q():
+    assert [key.key for key in terminal_keys("\x1bq")] == ["alt+q"]  # why keys were lost
+    assert plain_key("alt+q") == "q" and plain_key("alt+shift+b") == "B"
+    assert plain_key("alt+question_mark") == "question_mark"
+    assert plain_key("q") is None and plain_key("alt+ctrl+x") is None
+
+
+@pytest.mark.parametrize("focus", ["source", "console"])
+async def test_escape_then_q_typed_at_once_quits(session, focus):
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        console = app.main.query_one(PdbInput)
+        if focus == "console":
+            await pilot.press("exclamation_mark")
+            await wait_for(pilot, lambda: app.focused is console, what="the console focused")
+            await pilot.press(*"p 1")  # typed, not sent
+        for key in terminal_keys("\x1bq"):
+            app.post_message(key)
+        await wait_for(pilot, lambda: app.closing, what="the app quitting")
+        assert console.value == ("p 1" if focus == "console" else "")  # no q typed into it
+
+
+class EscapeLog(EscapeThenKey):
+    """An Input, and an app-level escape binding that records each escape."""
+
+    BINDINGS = [Binding("escape", "note_escape")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.escapes = 0
+
+    def compose(self):
+        yield Input()
+
+    def action_note_escape(self) -> None:
+        self.escapes += 1
+
+
+async def test_keys_typed_behind_a_split_escape_keep_their_order():
+    app = EscapeLog()
+    async with app.run_test() as pilot:
+        field = app.query_one(Input)
+        keys = terminal_keys("\x1bxyz")  # Escape, then x y z, typed at once
+        assert [key.key for key in keys] == ["alt+x", "y", "z"]
+        for key in keys:
+            app.post_message(key)
+        await wait_for(pilot, lambda: field.value == "xyz", what="xyz typed")
+        assert app.escapes == 1
