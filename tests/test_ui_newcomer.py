@@ -3,6 +3,8 @@ query, Escape then q, the footer after a resize. A real local Session on a copy 
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 import time
 
@@ -131,3 +133,38 @@ async def test_keys_typed_behind_a_split_escape_keep_their_order():
             app.post_message(key)
         await wait_for(pilot, lambda: field.value == "xyz", what="xyz typed")
         assert app.escapes == 1
+
+
+# --- the footer after a resize -------------------------------------------------------------------
+
+
+def screen_rows(app) -> list[str]:
+    """The screen's text, row by row, from an SVG screenshot (each run of cells at its column)."""
+    rows: dict[int, list[str]] = {}
+    svg = app.export_screenshot()
+    for found in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+                             r'clip-path="url\(#[^"]*-line-(\d+)\)">(.*?)</text>', svg):
+        column, text = round(float(found.group(1)) / 12.2), html.unescape(found.group(3))
+        cells = rows.setdefault(int(found.group(2)), [])
+        cells.extend(" " * (column + len(text) - len(cells)))
+        cells[column:column + len(text)] = text.replace("\xa0", " ")
+    return ["".join(rows.get(y, [])) for y in range(app.size.height)]
+
+
+async def test_footer_after_a_resize_to_80x24_and_back(session):
+    app = DgymApp(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot)
+        keys = "/ Search ^g Go to line n Next s Step c Cont r Return b Break t To cursor ! Console ? Help q Quit"
+        footers = []
+        for size in ((160, 50), (80, 24), (160, 50), (100, 30), (160, 50)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause(0.3)
+            footers.append(screen_rows(app)[-1].ljust(size[0]))
+        wide, narrow = footers[0], footers[1]
+        assert wide.startswith(keys + " ") and wide.endswith(" ▏^p palette ")
+        # 80 columns: the keys that fit, then the palette key flush with the right edge; nothing
+        # of the keys hidden behind it shows past its end (it was `^p paletteo`)
+        assert narrow == keys[:68] + "▏^p palette "
+        assert footers[2] == wide and footers[4] == wide
+        assert footers[3] == keys[:88] + "▏^p palette "
