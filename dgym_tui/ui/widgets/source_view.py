@@ -273,6 +273,11 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt: Literal["search", "goto"] | None = None
         self._saved_search: tuple[str, int | None, int, int] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
+        # The bottom prompt (`/` search, `:` go to line), mounted just after the first frame:
+        # an Input and its parts cost that frame ~10 ms of styling, for a prompt not yet shown.
+        self._prompt_label = Label("/")
+        self._prompt_input = SourceViewPrompt(compact=True)
+        self._prompt_bar = Horizontal(self._prompt_label, self._prompt_input, classes="-prompt-bar")
 
     # ------------------------------------------------------------------ public API
 
@@ -403,12 +408,12 @@ class SourceView(ScrollView, can_focus=True):
 
     def open_prompt(self, mode: Literal["search", "goto"]) -> None:
         """Show the bottom prompt: `/` search or `:` go to line."""
-        bar = self.query_one(".-prompt-bar", Horizontal)
-        prompt = bar.query_one(SourceViewPrompt)
+        self._mount_prompt_bar()
+        bar, prompt = self._prompt_bar, self._prompt_input
         if mode == "search" and self._prompt != "search":
             self._saved_search = (self._query, self._match_index, *self.scroll_offset)
         self._prompt = mode
-        bar.query_one(Label).update("/" if mode == "search" else ":")
+        self._prompt_label.update("/" if mode == "search" else ":")
         prompt.restrict = None if mode == "search" else r"[0-9]*"
         prompt.placeholder = (
             "search (Enter: find, then . next , previous; Esc: cancel)" if mode == "search" else "go to line"
@@ -430,7 +435,7 @@ class SourceView(ScrollView, can_focus=True):
             self._match_index = index if index is not None and index < len(self._matches) else None
             self.scroll_to(scroll_x, scroll_y, animate=False, force=True)
         self._saved_search = None
-        self.query_one(".-prompt-bar").remove_class("-open", "-no-match")
+        self._prompt_bar.remove_class("-open", "-no-match")
         self._update_virtual_size()
         if refocus:
             self.focus()
@@ -474,10 +479,9 @@ class SourceView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ prompt events
 
-    def compose(self):
-        with Horizontal(classes="-prompt-bar"):
-            yield Label("/")
-            yield SourceViewPrompt(compact=True)
+    def _mount_prompt_bar(self) -> None:
+        if not self._prompt_bar.is_attached and self.is_attached:
+            self.mount(self._prompt_bar)
 
     @property
     def is_container(self) -> bool:
@@ -503,7 +507,7 @@ class SourceView(ScrollView, can_focus=True):
             self._reveal_column(row, start)
         elif saved is not None:
             self.scroll_to(*saved[2:], animate=False, force=True)
-        self.query_one(".-prompt-bar").set_class(bool(event.value) and not self._matches, "-no-match")
+        self._prompt_bar.set_class(bool(event.value) and not self._matches, "-no-match")
         self.refresh()
 
     @on(Input.Submitted)
@@ -711,6 +715,7 @@ class SourceView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self.call_after_refresh(self._mount_prompt_bar)
         if self._highlight_pending:
             self._start_highlighting()
         if self._pending_scroll is not None:
