@@ -11,6 +11,9 @@ driven by pexpect, its output fed to a pyte screen (120x40). Measured:
 next to the floor measured in the same run: a minimal Textual app's first frame, the same way,
 and pudb (when installed: the test extras) on the same program in the same harness, its `n`
 measured the same way (its current line is the `>` before a line number).
+Every program measured keeps its bytecode in a cache of the run (PYTHONPYCACHEPREFIX), warmed
+first: as an installed app has it (pip compiles on install), even where PYTHONDONTWRITEBYTECODE
+is set (here it is: dgym-tui, an editable install, was compiled from source on every start).
 Last line:  startup first_frame_s=A floor_s=B ratio=C first_stop_s=D step_ms=E pudb_step_ms=F
 (F is "n/a" without pudb). Run: python tests/benchmarks/startup.py
 """
@@ -37,6 +40,7 @@ RUNS = int(os.environ.get("RUNS", "8"))
 STEPS = int(os.environ.get("STEPS", "40"))
 LAST_MODULE_LINE = 94  # main.py's `main()` call
 REPEAT_HZ = 30  # a terminal's key repeat: `n` held down
+BYTECODE: dict[str, str] = {}  # set in main(): the environment giving every program its .pyc cache
 CURRENT = re.compile(r"▶\s*(\d+) ")  # the source gutter's current-line mark and line number
 PUDB_CURRENT = re.compile(r"^>\s*(\d+) ", re.MULTILINE)  # pudb: `> 10 from ...` (line numbers on)
 PUDB_CONFIG = "[pudb]\nseen_welcome = e999\nline_numbers = True\nprompt_on_quit = False\n"
@@ -56,7 +60,7 @@ class Terminal:
     def __init__(self, argv: list[str], cwd: str, env: dict[str, str] | None = None):
         self.screen = pyte.Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
-        env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", **(env or {})}
+        env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", **BYTECODE, **(env or {})}
         self.start = time.perf_counter()
         self.child = pexpect.spawn(argv[0], argv[1:], cwd=cwd, env=env, dimensions=(ROWS, COLS))
         self.child.delaybeforesend = None
@@ -180,8 +184,7 @@ def pudb_once(tmp: str, repo: str, steps: int, held: list[int] | None = None):
     copy = os.path.join(tmp, "pudb-repo")
     if not os.path.isdir(copy):
         shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    term = Terminal([sys.executable, "-m", "pudb", "main.py"], copy,
-                    env={"XDG_CONFIG_HOME": config, "PYTHONDONTWRITEBYTECODE": "1"})
+    term = Terminal([sys.executable, "-m", "pudb", "main.py"], copy, env={"XDG_CONFIG_HOME": config})
     try:
         term.wait_for(lambda t: current_line(t, PUDB_CURRENT) == 1)
         if held is not None:
@@ -202,9 +205,12 @@ def main() -> int:
     repo = str(example_path())
     has_pudb = importlib.util.find_spec("pudb") is not None
     with tempfile.TemporaryDirectory() as tmp:
-        floor_once(tmp)  # warm-up: imports into the page cache
+        BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
+        floor_once(tmp)  # warm-up: imports into the page cache, bytecode into its cache
         floors = [floor_once(tmp) for _ in range(RUNS)]
         lines = ours_once(repo, 2)[3]  # warm-up
+        if has_pudb:
+            pudb_once(tmp, repo, 2)
         frames, stops, steps, held, pudb_steps, pudb_held = [], [], [], [], [], []
         for _ in range(RUNS):
             frame, stop, samples, lines = ours_once(repo, STEPS)
