@@ -18,8 +18,8 @@ from textual.theme import Theme
 from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.ui.config import load_config, save_config
-from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.messages import SessionEvents
+from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
 
