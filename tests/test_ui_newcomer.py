@@ -40,8 +40,8 @@ def session(tmp_path):
 
 async def started(pilot) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: app.session.state == "stopped", timeout=60, what="the first stop")
-    await wait_for(pilot, lambda: app.main.source.current_line is not None, what="the first stop on screen")
+    await wait_for(pilot, lambda: app.main.source.current_line is not None, timeout=60,
+                   what="the first stop on screen")
     await wait_for(pilot, lambda: app.main.repo_files, what="the file list")
     await app.workers.wait_for_complete()
     await pilot.pause()
