@@ -28,7 +28,11 @@ def test_escape_then_q_quits_however_fast(installed, example_repo, tmp_path, foc
             tmux.wait_for("stopped at main.py:1")
             if focus == "console":
                 tmux.type("!")
-                time.sleep(0.3)  # focus moves on the app's next tick
+                # the console has the focus once the footer's debugger keys are gone (they are
+                # not for typing): a key typed before that goes to the source view
+                deadline = time.monotonic() + 15
+                while "n Next" in tmux.screen().splitlines()[-1] and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 tmux.type("p 1")
                 tmux.wait_for("p 1")
             tmux.keys("Escape")

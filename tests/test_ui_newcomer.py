@@ -10,6 +10,7 @@ import time
 
 import pytest
 from test_ui_support import EXAMPLE, wait_for
+from textual import events
 from textual._xterm_parser import XTermParser
 from textual.command import CommandList, CommandPalette
 from textual.binding import Binding
@@ -123,6 +124,21 @@ class EscapeLog(EscapeThenKey):
         self.escapes += 1
 
 
+async def test_escape_then_q_as_two_keys_back_to_back_quits(session):
+    # ESC alone reaches the app 0.1 s after it was typed; a q typed just after follows at once.
+    # Escape moves the focus later (call_later): q used to go to the console, typed in.
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        console = app.main.query_one(PdbInput)
+        await pilot.press("exclamation_mark")
+        await wait_for(pilot, lambda: app.focused is console, what="the console focused")
+        app.post_message(events.Key("escape", "\x1b"))
+        app.post_message(events.Key("q", "q"))
+        await wait_for(pilot, lambda: app.closing, what="the app quitting")
+        assert console.value == ""
+
+
 async def test_keys_typed_behind_a_split_escape_keep_their_order():
     app = EscapeLog()
     async with app.run_test() as pilot:
@@ -168,3 +184,32 @@ async def test_footer_after_a_resize_to_80x24_and_back(session):
         assert narrow == keys[:68] + "▏^p palette "
         assert footers[2] == wide and footers[4] == wide
         assert footers[3] == keys[:88] + "▏^p palette "
+
+
+class KeepsEscape(Input):
+    def on_key(self, event) -> None:
+        if event.key == "escape":
+            event.stop()  # this widget keeps it: it never comes back to the App
+
+
+class EscapeKept(EscapeThenKey):
+    BINDINGS = [Binding("q", "note_q")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qs = 0
+
+    def compose(self):
+        yield KeepsEscape()
+
+    def action_note_q(self) -> None:
+        self.qs += 1
+
+
+async def test_the_key_after_an_escape_a_widget_keeps_still_arrives():
+    app = EscapeKept()
+    async with app.run_test() as pilot:
+        for key in terminal_keys("\x1bq"):
+            app.post_message(key)
+        # the Input takes the q as text (it does for a q typed alone too), in due course
+        await wait_for(pilot, lambda: app.query_one(KeepsEscape).value == "q", timeout=5, what="q typed")
