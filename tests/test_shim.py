@@ -460,7 +460,7 @@ def test_pytest_breakpoint_then_post_mortem(pytest_python, run, tmp_path):
         "post_mortem", "test_x.py", 9, "test_fail")
     assert st["exception"]["type"] == "AssertionError" and st["locals"]["got"] == "4"
     assert st["exception"]["message"].startswith("assert 4 == 5")
-    assert "PDB post_mortem" in out
+    assert "FAILED test_x.py::test_fail\r\n" in out and "E       assert 4 == 5" in out
     out, st = shim.cmd("c")
     assert "1 failed, 1 passed" in out
     assert st["event"] == "exit" and st["code"] == 1
@@ -507,6 +507,175 @@ def test_pytest_all_pass(pytest_python, run, tmp_path):
     out, st = shim.read()
     assert "1 passed" in out and st["event"] == "exit" and st["code"] == 0
     assert shim.finish() == 0
+
+
+PYTEST_BANNERS = re.compile(r">>>>|PDB (continue|post_mortem|set_trace)|entering PDB")
+
+
+def test_pytest_markers_name_the_test_and_the_failures(pytest_python, run, tmp_path):
+    write(tmp_path, "test_x.py", TESTS + "\ndef test_fail_too():\n    assert add(1, 1) == 3\n")
+    write(tmp_path, "calc.py", CALC)
+    shim = run(pytest_python, ["--pytest", "test_x.py"], [bp(4, file="test_x.py")], timeout=20)
+    _, st = shim.read()
+    assert (st["test"], st["function"]) == ("test_x.py::test_ok", "test_ok")
+    assert "failed_tests" not in st  # only in a post-mortem
+    assert shim.cmd("p total")[1]["test"] == "test_x.py::test_ok"
+    _, st = shim.cmd("c")
+    assert (st["reason"], st["test"], st["failed_tests"]) == (
+        "post_mortem", "test_x.py::test_fail", ["test_x.py::test_fail"])
+    _, st = shim.cmd("p got")  # the same stop: the host may read it from any marker
+    assert st["failed_tests"] == ["test_x.py::test_fail"]
+    _, st = shim.cmd("c")
+    assert (st["test"], st["failed_tests"]) == (
+        "test_x.py::test_fail_too", ["test_x.py::test_fail", "test_x.py::test_fail_too"])
+    _, st = shim.cmd("c")
+    assert st["event"] == "exit" and st["code"] == 1
+    assert st["failed_tests"] == ["test_x.py::test_fail", "test_x.py::test_fail_too"]
+
+
+def test_pytest_errors_outside_a_test_call_are_named(pytest_python, run, tmp_path):
+    write(tmp_path, "tests/test_bad.py", "import no_such_module\n")
+    write(tmp_path, "tests/test_setup.py", '''
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("setup broke")
+
+        def test_b(broken):
+            pass
+    ''')
+    shim = run(pytest_python, ["--pytest", "tests"], timeout=20)
+    out, st = shim.read()
+    assert "ERROR collecting tests/test_bad.py\r\n" in out
+    assert (st["test"], st["failed_tests"]) == (None, ["tests/test_bad.py"])
+    out, st = shim.cmd("c")
+    if st["event"] == "prompt":  # pytest >= 8 runs the other files after a collection error
+        assert "ERROR at setup of tests/test_setup.py::test_b\r\n" in out
+        assert st["test"] == "tests/test_setup.py::test_b"
+        out, st = shim.cmd("c")
+    assert st["event"] == "exit" and "tests/test_bad.py" in st["failed_tests"]
+
+
+def test_script_markers_have_no_test(python, run, tmp_path):
+    write(tmp_path, "prog.py", PROG)
+    shim = run(python, ["prog.py"])
+    _, st = shim.read()
+    assert st["test"] is None and "failed_tests" not in st
+    assert "failed_tests" not in shim.cmd("c")[1]
+
+
+def test_pytest_debugger_banners_are_dropped(pytest_python, run, tmp_path):
+    write(tmp_path, "test_x.py", TESTS + '''
+def test_trace():
+    here = 1
+    breakpoint()
+    assert here
+''')
+    write(tmp_path, "calc.py", CALC)
+    shim = run(pytest_python, ["--pytest", "test_x.py"], [bp(2, file="calc.py", cond="a == 2")],
+               timeout=20)
+    out, st = shim.read()
+    assert st["function"] == "add" and not PYTEST_BANNERS.search(out)
+    out, st = shim.cmd("c")
+    assert st["reason"] == "post_mortem" and not PYTEST_BANNERS.search(out), out
+    # what helps stays: the failed test's name, then pytest's traceback of the failure
+    heading = out.index("FAILED test_x.py::test_fail\r\n")
+    assert heading < out.index(">       assert got == 5\r\nE       assert 4 == 5\r\n")
+    assert "\r\n\r\n> " not in out  # no blank line left where a banner was
+    out, st = shim.cmd("c")
+    assert (st["reason"], st["function"]) == ("breakpoint", "test_trace")
+    assert not PYTEST_BANNERS.search(out), out
+    assert not out.startswith("\r\n\r\n")
+    out, st = shim.cmd("c")
+    assert st["event"] == "exit" and "1 failed, 2 passed" in out and not PYTEST_BANNERS.search(out)
+
+
+def test_pdb_output_starts_on_its_own_line(pytest_python, run, tmp_path):
+    write(tmp_path, "test_x.py", TESTS)
+    write(tmp_path, "calc.py", CALC)
+    shim = run(pytest_python, ["--pytest", "test_x.py"], [bp(2, file="calc.py", cond="a == 2")],
+               timeout=20)
+    out, _ = shim.read()
+    # pytest's progress (`test_x.py .`) is left open while the test runs: pdb starts a new line
+    assert re.search(r"\r\ntest_x\.py \.\r\n> \S*calc\.py\(2\)add\(\)\r\n", out), out
+    out, _ = shim.cmd("c")  # after `continue`, pytest's next result is on a line of its own too
+    assert re.search(r"(^|\n)F\r\nFAILED test_x.py::test_fail\r\n", out), out
+    assert re.search(r"\r\n> \S*test_x\.py\(9\)test_fail\(\)\r\n", out), out
+
+
+def test_pdb_output_starts_on_its_own_line_after_a_partial_print(python, run, tmp_path):
+    write(tmp_path, "prog.py", '''
+        import sys
+        print("no newline", end="")
+        sys.stderr.write("err too")
+        x = 1
+        raise SystemExit("bye")
+    ''')
+    shim = run(python, ["prog.py"])
+    shim.read()
+    shim.cmd("n")
+    out, st = shim.cmd("n")
+    assert out.startswith("no newline\r\n> "), out
+    out, st = shim.cmd("n")
+    assert out.startswith("err too\r\n> "), out
+    out, _ = shim.cmd("p 1 + 1")  # pdb's own output does not leave the line open
+    assert out == "2\r\n"
+
+
+@pytest.mark.parametrize("command", ["restart", "run"])
+@pytest.mark.parametrize("mode", ["script", "script post-mortem", "module", "pytest breakpoint",
+                                  "pytest post-mortem"])
+def test_restart_ends_with_a_restart_marker(python, run, tmp_path, mode, command):
+    if mode.startswith("pytest") and not _has_pytest(python):
+        pytest.skip(f"pytest is not importable by {python}")
+    write(tmp_path, "prog.py", "x = 1\n1 / 0\n")
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/mod.py", "a = 1\nb = 2\n")
+    write(tmp_path, "test_x.py", TESTS)
+    write(tmp_path, "calc.py", CALC)
+    args, breakpoints = {
+        "script": (["prog.py"], []), "script post-mortem": (["prog.py"], []),
+        "module": (["-m", "pkg.mod"], []),
+        "pytest breakpoint": (["--pytest", "test_x.py"], [bp(2, file="calc.py")]),
+        "pytest post-mortem": (["--pytest", "test_x.py"], []),
+    }[mode]
+    shim = run(python, args, breakpoints, timeout=20)
+    _, st = shim.read()
+    if mode == "script post-mortem":
+        _, st = shim.cmd("c")
+    assert st["reason"] == {"script": "start", "module": "start", "pytest breakpoint": "breakpoint"
+                            }.get(mode, "post_mortem")
+    out, st = shim.cmd(command)
+    assert st["event"] == "exit" and st["code"] is None and st["restart"] is True, out
+    assert "restart_args" not in st
+    assert st.get("failed_tests") == ({"pytest breakpoint": [],
+                                       "pytest post-mortem": ["test_x.py::test_fail"]}.get(mode))
+    assert shim.finish() is not None
+
+
+def test_restart_with_arguments(python, run, tmp_path):
+    write(tmp_path, "prog.py", PROG)
+    shim = run(python, ["prog.py", "old"])
+    shim.read()
+    _, st = shim.cmd("restart new 'two words'")
+    assert st["restart"] is True and st["restart_args"] == ["new", "two words"]
+    shim = run(python, ["prog.py"])
+    shim.read()
+    out, st = shim.cmd("restart 'unclosed")
+    assert st["event"] == "prompt" and out.startswith("*** cannot restart")
+
+
+def test_restart_in_a_recursive_debugger_only_leaves_it(python, run, tmp_path):
+    write(tmp_path, "prog.py", PROG)
+    shim = run(python, ["prog.py"])
+    shim.read()
+    shim.child.sendline("debug f(1)")
+    shim.child.expect(shim.marker)
+    shim.child.expect_exact("((Pdb)) ")
+    out, st = shim.cmd("restart")
+    assert "LEAVING RECURSIVE DEBUGGER" in out and st["event"] == "prompt"
+    assert shim.cmd("c")[1] == {"v": 1, "event": "exit", "code": 0, "pid": shim.child.pid}
 
 
 # --- reprs -------------------------------------------------------------------------------------

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import html
+import re
 import time
+from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
 
+from dgym_tui.themes.dgym import THEMES
 from dgym_tui.ui.widgets.source_view import SourceView
 
 SIZE = (100, 30)
@@ -403,3 +407,52 @@ async def test_awkward_files_render():
         await pilot.press("slash", *"2999", "enter")
         await pilot.pause()
         assert "2999" in row_text(view, 0)
+
+
+def svg_rows(svg: str) -> dict[int, str]:
+    """The rows of a Rich SVG screenshot as an SVG renderer draws them.
+
+    Rich writes each run of same-styled cells as one <text> at its cell's x (spaces as &#160;),
+    and renderers such as librsvg (image viewers, thumbnails) drop the leading spaces of a text:
+    a run that starts with spaces is drawn that many cells to the left of where it belongs.
+    """
+    char_width = float(re.search(r"\.(\S+)-matrix \{[^}]*font-size: ([\d.]+)px", svg).group(2)) * 0.61
+    rows: dict[int, list[str]] = {}
+    texts = re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+                        r'clip-path="url\(#[^"]*-line-(\d+)\)">(.*?)</text>', svg)
+    for found in texts:
+        column, row = round(float(found.group(1)) / char_width), int(found.group(2))
+        drawn = html.unescape(found.group(3)).replace("\xa0", " ").lstrip(" ")
+        cells = rows.setdefault(row, [])
+        cells.extend(" " * (column + len(drawn) - len(cells)))
+        cells[column:column + len(drawn)] = drawn
+    return {row: "".join(cells).rstrip() for row, cells in rows.items()}
+
+
+@pytest.mark.parametrize("theme", ["dgym-dark", "dgym-light", "textual-dark"])
+@pytest.mark.parametrize("path,line", [("shopcart/inventory.py", 52), ("main.py", 15)])
+async def test_screenshot_keeps_the_indentation(theme, path, line):
+    # The README's screenshot drew inventory.py's docstring lines 52-53 at column 0 (and every
+    # line number one cell to the left): each started a run of cells with spaces. So did every
+    # indented line whose first token has the plain colour (SVG export joins equal styles).
+    source = Path(__file__).resolve().parents[1] / "examples/shopcart" / path
+    app = SourceApp()
+    for registered in THEMES:
+        app.register_theme(registered)
+    app.theme = theme
+    async with app.run_test(size=SIZE) as pilot:
+        view = await loaded(pilot, source.read_text(), path)
+        view.goto_line(line)
+        view.set_current(path, line + 4)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        width, height = view.scrollable_content_region.size  # the scrollbars left out
+        shown = {y: row_text(view, y).rstrip() for y in range(height)}
+        if path.endswith("inventory.py"):
+            assert shown[row_of(view, 52)] == "   52         Raises OutOfStockError if there are not enough units on hand."
+            assert shown[row_of(view, 53)] == '   53         """'
+        # README screenshots (save_screenshot) and snapshot tests (equal styles joined)
+        for simplify in (False, True):
+            drawn = svg_rows(pilot.app.export_screenshot(simplify=simplify))
+            assert {y: text[:width].rstrip() for y, text in drawn.items() if y < height and text.strip()} == {
+                y: text for y, text in shown.items() if text}

@@ -23,6 +23,7 @@ from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.config import load_config, save_config
 from dgym_tui.ui.agent_control import AgentControl
 from dgym_tui.ui.messages import SessionEvents
+from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
 
@@ -37,7 +38,7 @@ def _dgym_commands():
     return DgymCommands
 
 
-class DgymApp(App):
+class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickly, is two keys
     CSS_PATH = APP_CSS
     TITLE = "dgym-tui"
     COMMANDS = App.COMMANDS | {_dgym_commands}

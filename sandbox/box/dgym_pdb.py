@@ -13,6 +13,33 @@ to restore. The nonce lives only in the module variable `_NONCE`: never in argv 
 Before every `(Pdb) ` prompt one line is printed: ESC _ "dgym:<nonce>:<json>" ESC \\ (an APC
 string, ignored by terminals). When the program ends, a last {"event": "exit"} marker is printed
 and the process exits; nothing is ever restarted here (the host spawns a new process instead).
+
+The JSON of a marker (version "v": 1):
+
+  prompt  {"event": "prompt", "reason", "pid", "file", "line", "function", "stack", "frame_index",
+           "locals", "exception", "breakpoints", "errors", "test"[, "failed_tests"]
+           [, "locals_truncated"]}
+    reason        why pdb stopped: "start" | "breakpoint" | "step" | "return" | "exception" |
+                  "post_mortem" | "command" (a command that did not move the program)
+    file, line, function   the selected frame; file relative to the repo root when inside it
+    stack         [{"file", "line", "function"}], outermost first, debugger frames left out;
+                  frame_index is the selected one
+    locals        {name: short repr} of the selected frame (capped; "locals_truncated": N left out)
+    exception     {"type", "message"} of the exception being looked at, or null
+    breakpoints   [{"number", "file", "line", "cond", "enabled", "temporary", "ignore", "hits"}]
+    errors        breakpoint problems since the last marker (one line each)
+    test          pytest mode: the node id of the test being run or post-mortem'd
+                  ("tests/test_x.py::test_y"); null outside a test and in the other modes
+    failed_tests  pytest mode, while in a post-mortem: the node ids that failed so far in this
+                  run, in order (collection errors by the file's node id), as pytest's --lf
+                  would re-run them
+  exit    {"event": "exit", "code", "pid"[, "errors"][, "restart", "restart_args"]
+           [, "failed_tests"]}
+    code          the program's exit status; null when the person quit (q, EOF, restart)
+    restart       true when the person typed pdb's `restart` / `run`: the host should spawn a
+                  fresh process (breakpoints restored); "restart_args" is the argument list
+                  typed after it (`restart -k slow`), when any, to replace the program's
+    failed_tests  pytest mode: every node id that failed in this run (empty if none)
 """
 
 import bdb
@@ -58,6 +85,10 @@ _PENDING_ERRORS = []     # breakpoint problems, reported (once) by the next mark
 _QUIT = False            # the person typed q / EOF (or restart)
 _RESTART = False         # the person typed restart/run: the host should spawn a new process
 _ACTIVE = None           # the debugger running the program (breakpoint() reuses it)
+_RESTART_ARGS = None     # the arguments typed after `restart` / `run`, if any
+_TEST = None             # pytest mode: the node id of the test running now
+_FAILED = []             # pytest mode: node ids that failed so far, in order
+_LINE_OPEN = False       # the program's last output left a line unfinished on the terminal
 
 REPR_CHARS = 200         # per value
 LOCALS_MAX_NAMES = 50
@@ -240,6 +271,48 @@ def _write_raw(text):
         os.write(1, text.encode("utf-8", "replace"))
 
 
+def _watch_line_ends(stream):
+    """Make stream.write note whether the program's last output ended its line; return the
+    original write, which pdb's own output uses (see _PdbOutput)."""
+    write = stream.write
+
+    def write_and_note(text):
+        global _LINE_OPEN
+        count = write(text)
+        if text:
+            _LINE_OPEN = not text.endswith("\n")
+        return count
+
+    try:
+        stream.write = write_and_note
+    except (AttributeError, TypeError):  # not a plain text stream: nothing is noted
+        pass
+    return write
+
+
+class _PdbOutput:
+    """pdb's stdout. What pdb prints starts on a line of its own, even after pytest's progress
+    dots (`test_x.py .`) or a program's print(..., end=""); after it the line is closed: pdb's
+    messages end with a newline, and its prompt with the person's command."""
+
+    def __init__(self, stream, write):
+        self._stream, self._write = stream, write
+
+    def write(self, text):
+        global _LINE_OPEN
+        if _LINE_OPEN and text:
+            _flush_program_output()  # stderr's unfinished line is still in its buffer
+            self._write("\n")
+        _LINE_OPEN = False
+        return self._write(text)
+
+    def __getattr__(self, name):  # flush, encoding, fileno...
+        return getattr(self._stream, name)
+
+
+_PDB_STDOUT = None       # the _PdbOutput over the terminal, set up by _setup_terminal()
+
+
 def _flush_program_output():
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -274,6 +347,10 @@ def _emit_exit(code):
         payload["errors"] = errors
     if _RESTART:
         payload["restart"] = True
+        if _RESTART_ARGS:
+            payload["restart_args"] = _RESTART_ARGS
+    if _MODE == "pytest":
+        payload["failed_tests"] = list(_FAILED)
     _write_raw(_marker(payload) + "\n")
 
 
@@ -294,7 +371,8 @@ class DgymPdb(pdb.Pdb):
         with _NoReadline():
             # An explicit stdout makes cmd use stdout.write(prompt) + stdin.readline() instead of
             # input(): no readline, and the prompt (marker included) is written verbatim.
-            super().__init__(completekey, stdin or sys.__stdin__, stdout or sys.__stdout__,
+            super().__init__(completekey, stdin or sys.__stdin__,
+                             stdout or _PDB_STDOUT or sys.__stdout__,
                              skip=SKIP_MODULES if skip is None else skip, **kwargs)
         if _ACTIVE is not None:
             # pytest's post-mortem instances and `debug`'s: one set of breakpoints for all, so
@@ -307,6 +385,7 @@ class DgymPdb(pdb.Pdb):
         self._dgym_from_trace = False
         self._dgym_cmd = ""
         self._dgym_slow = set()     # ids of values whose repr timed out during this stop
+        self._dgym_post_mortem = False
 
     def checkline(self, filename, lineno, *args):
         if not os.path.isfile(filename):
@@ -354,6 +433,9 @@ class DgymPdb(pdb.Pdb):
         self._dgym_from_trace = False          # ... but that stop is no breakpoint: a "step"
 
     def interaction(self, frame, tb_or_exc):
+        self._dgym_post_mortem = frame is None and tb_or_exc is not None
+        if _MODE == "pytest":
+            _pytest_line_break()
         if frame is None and tb_or_exc is not None:
             self._dgym_reason = "post_mortem"
             self._dgym_exc = self._dgym_exception_of(tb_or_exc)
@@ -484,7 +566,9 @@ class DgymPdb(pdb.Pdb):
                   "locals": local_reprs,
                   "exception": None if exc is None else {"type": type(exc).__name__,
                                                          "message": values[-1]},
-                  "breakpoints": _breakpoints(), "errors": _take_errors()}
+                  "breakpoints": _breakpoints(), "errors": _take_errors(), "test": _TEST}
+        if _MODE == "pytest" and self._dgym_post_mortem:
+            status["failed_tests"] = list(_FAILED)
         if omitted:
             status["locals_truncated"] = omitted
         return status
@@ -531,8 +615,16 @@ class DgymPdb(pdb.Pdb):
     def do_run(self, arg):
         # pdb would re-run the program in this process; here it ends, and the host (told by
         # "restart": true in the exit marker) spawns a fresh one.
-        global _RESTART
-        _RESTART = _RESTART or not self._dgym_nested
+        global _RESTART, _RESTART_ARGS
+        if not self._dgym_nested:
+            if arg.strip():
+                import shlex
+                try:
+                    _RESTART_ARGS = shlex.split(arg)
+                except ValueError as e:
+                    self.error(f"cannot restart with {arg!r}: {e}")
+                    return None
+            _RESTART = True
         return self.do_quit(arg)
 
     do_restart = do_run
@@ -671,6 +763,11 @@ def _setup_terminal():
         termios.tcsetattr(fd, termios.TCSANOW, attrs)
     except (ImportError, OSError, ValueError):
         pass  # not a terminal (pipes in tests): nothing to change
+    global _PDB_STDOUT
+    out = sys.__stdout__
+    _PDB_STDOUT = _PdbOutput(out, _watch_line_ends(out))
+    if sys.stderr is not out:
+        _watch_line_ends(sys.stderr)
     _write_raw(READY + "\n")
 
 
@@ -777,8 +874,8 @@ def _run_program(dbg, code, namespace):
         tb = tb or e.__traceback__
         e.__traceback__ = tb
         _flush_program_output()
-        traceback.print_exception(type(e), e, tb, file=sys.stdout)
-        sys.stdout.flush()
+        traceback.print_exception(type(e), e, tb, file=dbg.stdout)
+        dbg.stdout.flush()
         dbg.reset()
         dbg._dgym_exc = e
         dbg.interaction(None, e if sys.version_info >= (3, 13) else tb)
@@ -802,6 +899,89 @@ def _arm_pytest_tracer():
     sys.settrace(_ACTIVE.trace_dispatch)
 
 
+_PYTEST_BANNER = re.compile(r"PDB \w+( \(IO-capturing .*\))?|entering PDB")
+_PYTEST_CONFIG = None
+_LAST_FAILURE = None     # (node id, phase) of the last failure, for the traceback's heading
+
+
+def _note_failure(nodeid, when):
+    global _LAST_FAILURE
+    _LAST_FAILURE = (nodeid, when)
+    if nodeid not in _FAILED:
+        _FAILED.append(nodeid)
+
+
+def _pytest_plugin(pytest):
+    """A pytest plugin: which test runs now and which failed (for the markers)."""
+
+    class DgymPlugin:
+        def pytest_configure(self, config):
+            global _PYTEST_CONFIG
+            _PYTEST_CONFIG = config
+
+        def pytest_runtest_logstart(self, nodeid, location):
+            global _TEST
+            _TEST = nodeid
+
+        def pytest_runtest_logfinish(self, nodeid, location):
+            global _TEST
+            _TEST = None
+
+        def pytest_runtest_logreport(self, report):
+            if report.failed:
+                _note_failure(report.nodeid, report.when)
+
+        # before pytest's --pdb handler enters the post-mortem: a collection error is reported
+        # (pytest_collectreport) only after it
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_exception_interact(self, node, call, report):
+            if report.failed:
+                _note_failure(node.nodeid, report.when)
+
+    return DgymPlugin()
+
+
+def _pytest_line_break():
+    """While a test runs, pytest's progress line (`test_x.py .`, or -v's `test_x.py::test_y `)
+    is open; pdb's output ends it (see _PdbOutput). Tell pytest, so that after `continue` it
+    starts the next result on a new line with its file or test name instead of running on."""
+    reporter = _PYTEST_CONFIG and _PYTEST_CONFIG.pluginmanager.get_plugin("terminalreporter")
+    if getattr(reporter, "currentfspath", None) is not None:
+        reporter.currentfspath = None
+
+
+def _quiet_pytest_debugger_banners(debugging_file, writer_class):
+    """pytest frames every debugger entry and exit with banners (`>>>> PDB continue >>>>`,
+    `>>>> entering PDB >>>>`, `>>>> PDB post_mortem >>>>`, each after a blank line): in a
+    console that shows only the debugger, they are noise. Drop them; the `traceback` banner
+    becomes one line naming the failed test. Only what pytest's debugging module writes is
+    touched (its writers are made on the fly, so the class is patched)."""
+    sep, line = writer_class.sep, writer_class.line
+
+    def from_debugging():
+        return sys._getframe(2).f_code.co_filename == debugging_file
+
+    def quiet_sep(self, sepchar, title=None, *args, **kwargs):
+        if sepchar == ">" and title is not None and from_debugging():
+            if _PYTEST_BANNER.fullmatch(title):
+                return None
+            if title == "traceback" and _LAST_FAILURE is not None:
+                nodeid, when = _LAST_FAILURE
+                heading = {"call": f"FAILED {nodeid}", "collect": f"ERROR collecting {nodeid}"}
+                return line(self, heading.get(when, f"ERROR at {when} of {nodeid}"))
+        return sep(self, sepchar, title, *args, **kwargs)
+
+    def quiet_line(self, s="", **markup):
+        if not s and from_debugging():  # its blank lines only end an open line
+            _pytest_line_break()
+            if _LINE_OPEN:
+                line(self)
+            return None
+        return line(self, s, **markup)
+
+    writer_class.sep, writer_class.line = quiet_sep, quiet_line
+
+
 def _run_pytest(dbg, args):
     global _MODE
     _MODE = "pytest"
@@ -814,6 +994,12 @@ def _run_pytest(dbg, args):
         _cannot_run("pytest", str(e))
     for mod in (pytest, _pytest, pluggy):
         _HIDDEN_DIRS.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+    try:
+        from _pytest import debugging
+        from _pytest._io import TerminalWriter
+        _quiet_pytest_debugger_banners(debugging.__file__, TerminalWriter)
+    except (ImportError, AttributeError):  # another pytest layout: the banners stay
+        pass
     _hidden_cache.clear()
     sys.argv[:] = ["pytest"] + args
     argv = ["-s", "-p", "no:cacheprovider", "--pdb", "--pdbcls=dgym_pdb:DgymPdb"] + args
@@ -823,7 +1009,7 @@ def _run_pytest(dbg, args):
     if dbg.breaks:
         _arm_pytest_tracer()
     try:
-        status = pytest.main(argv)
+        status = pytest.main(argv, plugins=[_pytest_plugin(pytest)])
     except SystemExit as e:
         status = _exit_status(e)
     finally:

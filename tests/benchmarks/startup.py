@@ -5,12 +5,17 @@ driven by pexpect, its output fed to a pyte screen (120x40). Measured:
   - first_frame_s: launch to the first frame (the panes drawn), before the sandbox is ready;
   - first_stop_s: launch to the status bar saying "stopped at main.py:1";
   - step_ms: median time from pressing `n` (on a still screen, as a person reads between steps)
-    to the screen showing the current-line mark on the new line, the way pudb 2026.1 was
-    measured on this machine (0.31 s first screen, 8.7 ms per `n`); also printed: the same with
-    `n` held down (each press as soon as the mark moved, so it queues behind the other panes);
-next to the floor measured in the same run: a minimal Textual app's first frame, the same way.
-Last line:  startup first_frame_s=A floor_s=B ratio=C first_stop_s=D step_ms=E
-Run: python tests/benchmarks/startup.py
+    to the screen showing the current-line mark on the new line;
+  - held: `n` held down, sent at a key-repeat rate (REPEAT_HZ): for each press, the time until
+    its line is on screen (a screen that falls behind shows it later and later);
+next to the floor measured in the same run: a minimal Textual app's first frame, the same way,
+and pudb (when installed: the test extras) on the same program in the same harness, its `n`
+measured the same way (its current line is the `>` before a line number).
+Every program measured keeps its bytecode in a cache of the run (PYTHONPYCACHEPREFIX), warmed
+first: as an installed app has it (pip compiles on install), even where PYTHONDONTWRITEBYTECODE
+is set (here it is: dgym-tui, an editable install, was compiled from source on every start).
+Last line:  startup first_frame_s=A floor_s=B ratio=C first_stop_s=D step_ms=E pudb_step_ms=F
+(F is "n/a" without pudb). Run: python tests/benchmarks/startup.py
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import sys
 import tempfile
 import time
 
+import importlib.util
+
 import pexpect
 import pyte
 
@@ -32,7 +39,11 @@ COLS, ROWS = 120, 40
 RUNS = int(os.environ.get("RUNS", "8"))
 STEPS = int(os.environ.get("STEPS", "40"))
 LAST_MODULE_LINE = 94  # main.py's `main()` call
+REPEAT_HZ = 30  # a terminal's key repeat: `n` held down
+BYTECODE: dict[str, str] = {}  # set in main(): the environment giving every program its .pyc cache
 CURRENT = re.compile(r"▶\s*(\d+) ")  # the source gutter's current-line mark and line number
+PUDB_CURRENT = re.compile(r"^>\s*(\d+) ", re.MULTILINE)  # pudb: `> 10 from ...` (line numbers on)
+PUDB_CONFIG = "[pudb]\nseen_welcome = e999\nline_numbers = True\nprompt_on_quit = False\n"
 MINIMAL_APP = """
 from textual.app import App
 from textual.widgets import Label
@@ -46,16 +57,24 @@ Minimal().run()
 
 
 class Terminal:
-    def __init__(self, argv: list[str], cwd: str):
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str] | None = None):
         self.screen = pyte.Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
-        env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+        env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", **BYTECODE, **(env or {})}
         self.start = time.perf_counter()
         self.child = pexpect.spawn(argv[0], argv[1:], cwd=cwd, env=env, dimensions=(ROWS, COLS))
         self.child.delaybeforesend = None
 
     def text(self) -> str:
         return "\n".join(self.screen.display)
+
+    def read(self, timeout: float) -> bool:
+        """Feed what the program wrote within `timeout` to the screen; False if nothing came."""
+        try:
+            self.stream.feed(self.child.read_nonblocking(65536, timeout=max(timeout, 0)))
+        except pexpect.TIMEOUT:
+            return False
+        return True
 
     def wait_for(self, predicate, timeout: float = 60) -> float:
         """Read until predicate(screen text) holds; seconds since launch."""
@@ -83,9 +102,52 @@ class Terminal:
         self.child.close(force=True)
 
 
-def current_line(text: str) -> int | None:
-    m = CURRENT.search(text)
+def current_line(text: str, pattern: re.Pattern[str] = CURRENT) -> int | None:
+    m = pattern.search(text)
     return int(m.group(1)) if m else None
+
+
+def step_through(term: Terminal, steps: int, pattern: re.Pattern[str] = CURRENT,
+                 settle: bool = True) -> tuple[list[float], list[int]]:
+    """`n` through the module level of main.py (1 -> 10 -> 12 -> ... -> 94), each press on a
+    still screen (as a person stepping and reading would): the time from each press to its new
+    line on screen, and the lines visited."""
+    samples, lines = [], [current_line(term.text(), pattern)]
+    while len(samples) < steps and lines[-1] < LAST_MODULE_LINE:
+        if settle:
+            term.settle()
+        t = time.perf_counter()
+        term.child.send("n")
+        term.wait_for(lambda text: (current_line(text, pattern) or 0) > lines[-1])
+        samples.append(time.perf_counter() - t)
+        lines.append(current_line(term.text(), pattern))
+    return samples, lines
+
+
+def hold_n(term: Terminal, lines: list[int], pattern: re.Pattern[str] = CURRENT) -> list[float | None]:
+    """`n` held down: a press every 1/REPEAT_HZ s along the known `lines`; for each press, the time
+    until its line (or a later one) is on screen, None if it never was (the key was lost: the
+    screen stood still for a second after the last press)."""
+    interval, presses = 1 / REPEAT_HZ, len(lines) - 1
+    term.settle()
+    start = time.perf_counter()
+    sent, shown, last_change = 0, [None] * presses, start
+    while shown[-1] is None and time.perf_counter() - last_change < 1.0:
+        now = time.perf_counter()
+        if sent < presses and now >= start + sent * interval:
+            term.child.send("n")
+            sent += 1
+            last_change = now
+            continue
+        next_send = start + sent * interval if sent < presses else now + 0.1
+        if not term.read(next_send - now):
+            continue
+        line = current_line(term.text(), pattern) or 0
+        seen = time.perf_counter()
+        for k in range(presses):
+            if shown[k] is None and line >= lines[k + 1]:
+                shown[k], last_change = seen, seen
+    return [None if shown[k] is None else shown[k] - (start + k * interval) for k in range(presses)]
 
 
 def floor_once(tmp: str) -> float:
@@ -99,53 +161,80 @@ def floor_once(tmp: str) -> float:
         term.close()
 
 
-def ours_once(repo: str, steps: int, settle: bool = True) -> tuple[float, float, list[float]]:
+def ours_once(repo: str, steps: int, held: list[int] | None = None):
+    """first frame, first stop, step samples and lines; with `held` lines, held-n latencies instead."""
     exe = shutil.which("dgym-tui") or sys.exit("dgym-tui is not installed")
     term = Terminal([exe, "--sandbox", "local", "-e", "python main.py", repo], repo)
     try:
         first_frame = term.wait_for(lambda t: "Transcript" in t and "pdb" in t)
         first_stop = term.wait_for(lambda t: "stopped at main.py:1" in t and current_line(t) == 1)
-        samples = []
-        line = 1
-        # `n` through the module level of main.py (1 -> 10 -> 12 -> ... -> 94): every press
-        # moves the mark to a later line, which is what the screen is watched for.
-        while len(samples) < steps and line < LAST_MODULE_LINE:
-            if settle:  # a press on a still screen, as a person stepping and reading would
-                term.settle()
-            t = time.perf_counter()
-            term.child.send("n")
-            term.wait_for(lambda text: (current_line(text) or 0) > line)
-            samples.append(time.perf_counter() - t)
-            line = current_line(term.text())
-        return first_frame, first_stop, samples
+        if held is not None:
+            return first_frame, first_stop, hold_n(term, held), held
+        return (first_frame, first_stop, *step_through(term, steps))
     finally:
         term.close()
 
 
+def pudb_once(tmp: str, repo: str, steps: int, held: list[int] | None = None):
+    """pudb on a copy of the same program; step samples and lines (or held-n latencies)."""
+    config = os.path.join(tmp, "pudb-config")
+    os.makedirs(os.path.join(config, "pudb"), exist_ok=True)
+    with open(os.path.join(config, "pudb", "pudb.cfg"), "w") as fh:
+        fh.write(PUDB_CONFIG)  # no welcome screen; line numbers on (they locate the mark)
+    copy = os.path.join(tmp, "pudb-repo")
+    if not os.path.isdir(copy):
+        shutil.copytree(repo, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    term = Terminal([sys.executable, "-m", "pudb", "main.py"], copy, env={"XDG_CONFIG_HOME": config})
+    try:
+        term.wait_for(lambda t: current_line(t, PUDB_CURRENT) == 1)
+        if held is not None:
+            return hold_n(term, held, PUDB_CURRENT), held
+        return step_through(term, steps, PUDB_CURRENT)
+    finally:
+        term.close()
+
+
+def summary(samples: list[float | None]) -> str:
+    ms = sorted(x * 1000 for x in samples if x is not None)
+    lost = len(samples) - len(ms)
+    return (f"p50 {statistics.median(ms):.1f} ms p95 {ms[int(len(ms) * 0.95) - 1]:.1f} ms "
+            f"max {ms[-1]:.1f} ms" + (f", {lost} of {len(samples)} presses lost" if lost else ""))
+
+
 def main() -> int:
     repo = str(example_path())
+    has_pudb = importlib.util.find_spec("pudb") is not None
     with tempfile.TemporaryDirectory() as tmp:
-        floor_once(tmp)  # warm-up: imports into the page cache
+        BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
+        floor_once(tmp)  # warm-up: imports into the page cache, bytecode into its cache
         floors = [floor_once(tmp) for _ in range(RUNS)]
-        ours_once(repo, 2)
-        frames, stops, steps, held = [], [], [], []
+        lines = ours_once(repo, 2)[3]  # warm-up
+        if has_pudb:
+            pudb_once(tmp, repo, 2)
+        frames, stops, steps, held, pudb_steps, pudb_held = [], [], [], [], [], []
         for _ in range(RUNS):
-            frame, stop, samples = ours_once(repo, STEPS)
+            frame, stop, samples, lines = ours_once(repo, STEPS)
             frames.append(frame)
             stops.append(stop)
             steps.extend(samples)
-            held.extend(ours_once(repo, STEPS, settle=False)[2])
+            held.extend(ours_once(repo, STEPS, held=lines)[2])
+            if has_pudb:
+                samples, pudb_lines = pudb_once(tmp, repo, STEPS)
+                pudb_steps.extend(samples)
+                pudb_held.extend(pudb_once(tmp, repo, STEPS, held=pudb_lines)[0])
     floor = statistics.median(floors)
     first_frame = statistics.median(frames)
     first_stop = statistics.median(stops)
     step_ms = statistics.median(steps) * 1000
-    p95 = sorted(steps)[int(len(steps) * 0.95) - 1] * 1000
-    held_ms = statistics.median(held) * 1000
-    print(f"first frame {first_frame:.3f} s (floor {floor:.3f} s), first stop {first_stop:.3f} s, "
-          f"n -> new line p50 {step_ms:.1f} ms p95 {p95:.1f} ms ({len(steps)} steps, {RUNS} runs); "
-          f"n held down (each press right after the last mark) p50 {held_ms:.1f} ms")
+    print(f"first frame {first_frame:.3f} s (floor {floor:.3f} s), first stop {first_stop:.3f} s; "
+          f"n -> new line {summary(steps)} ({len(steps)} steps, {RUNS} runs); "
+          f"n held ({REPEAT_HZ}/s) {summary(held)}")
+    pudb_ms = "n/a"
+    if has_pudb:
+        pudb_ms = f"{statistics.median(pudb_steps) * 1000:.1f}"
+        print(f"pudb: n -> new line {summary(pudb_steps)}; n held ({REPEAT_HZ}/s) {summary(pudb_held)}")
     print(f"startup first_frame_s={first_frame:.3f} floor_s={floor:.3f} ratio={first_frame / floor:.2f} "
-          f"first_stop_s={first_stop:.3f} step_ms={step_ms:.1f}")
+          f"first_stop_s={first_stop:.3f} step_ms={step_ms:.1f} pudb_step_ms={pudb_ms}")
     return 0
 
 

@@ -78,6 +78,31 @@ def _split_lines(text: str) -> list[str]:
 _Pieces = list[tuple[str, Style]]  # a row as (text, token style) pieces
 _Starts = tuple[list[int], list[int]] | None  # long rows: each piece's first char and cell
 
+# Spaces that start a token are drawn with this style: nothing shows, but it never equals a
+# token's style. An SVG screenshot joins equal-styled cells into one <text>, and renderers such
+# as librsvg drop a text's leading spaces: `    Cart,` or a docstring's second line was drawn at
+# column 0, `import annotations` as `importannotations`. The meta is dropped after the join,
+# and terminals never see it.
+_SPACES = Style.from_meta({"source-view": "spaces"})
+
+
+def _spaces_apart(pieces: _Pieces) -> _Pieces:
+    """The pieces, with the spaces that start one made a piece of their own (see _SPACES), and
+    neighbours of one style joined: a terminal is sent each piece with its own colour codes, so
+    fewer pieces are fewer bytes to draw (a joined piece never starts with spaces)."""
+    out: _Pieces = []
+    for text, style in pieces:
+        body = text.lstrip(" ")
+        for part, part_style in ((text[:len(text) - len(body)], _SPACES), (body, style)):
+            if not part:
+                continue
+            if out and out[-1][1] == part_style:
+                out[-1] = (out[-1][0] + part, part_style)
+            else:
+                out.append((part, part_style))
+    return out
+
+
 _LEXERS: dict[str, Any] = {}  # file name -> pygments lexer (None: plain text); lookups are slow
 
 
@@ -253,6 +278,11 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt: Literal["search", "goto"] | None = None
         self._saved_search: tuple[str, int | None, int, int] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
+        # The bottom prompt (`/` search, `:` go to line), mounted just after the first frame:
+        # an Input and its parts cost that frame ~10 ms of styling, for a prompt not yet shown.
+        self._prompt_label = Label("/")
+        self._prompt_input = SourceViewPrompt(compact=True)
+        self._prompt_bar = Horizontal(self._prompt_label, self._prompt_input, classes="-prompt-bar")
 
     # ------------------------------------------------------------------ public API
 
@@ -383,12 +413,12 @@ class SourceView(ScrollView, can_focus=True):
 
     def open_prompt(self, mode: Literal["search", "goto"]) -> None:
         """Show the bottom prompt: `/` search or `:` go to line."""
-        bar = self.query_one(".-prompt-bar", Horizontal)
-        prompt = bar.query_one(SourceViewPrompt)
+        self._mount_prompt_bar()
+        bar, prompt = self._prompt_bar, self._prompt_input
         if mode == "search" and self._prompt != "search":
             self._saved_search = (self._query, self._match_index, *self.scroll_offset)
         self._prompt = mode
-        bar.query_one(Label).update("/" if mode == "search" else ":")
+        self._prompt_label.update("/" if mode == "search" else ":")
         prompt.restrict = None if mode == "search" else r"[0-9]*"
         prompt.placeholder = (
             "search (Enter: find, then . next , previous; Esc: cancel)" if mode == "search" else "go to line"
@@ -410,7 +440,7 @@ class SourceView(ScrollView, can_focus=True):
             self._match_index = index if index is not None and index < len(self._matches) else None
             self.scroll_to(scroll_x, scroll_y, animate=False, force=True)
         self._saved_search = None
-        self.query_one(".-prompt-bar").remove_class("-open", "-no-match")
+        self._prompt_bar.remove_class("-open", "-no-match")
         self._update_virtual_size()
         if refocus:
             self.focus()
@@ -454,10 +484,9 @@ class SourceView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ prompt events
 
-    def compose(self):
-        with Horizontal(classes="-prompt-bar"):
-            yield Label("/")
-            yield SourceViewPrompt(compact=True)
+    def _mount_prompt_bar(self) -> None:
+        if not self._prompt_bar.is_attached and self.is_attached:
+            self.mount(self._prompt_bar)
 
     @property
     def is_container(self) -> bool:
@@ -483,7 +512,7 @@ class SourceView(ScrollView, can_focus=True):
             self._reveal_column(row, start)
         elif saved is not None:
             self.scroll_to(*saved[2:], animate=False, force=True)
-        self.query_one(".-prompt-bar").set_class(bool(event.value) and not self._matches, "-no-match")
+        self._prompt_bar.set_class(bool(event.value) and not self._matches, "-no-match")
         self.refresh()
 
     @on(Input.Submitted)
@@ -550,15 +579,17 @@ class SourceView(ScrollView, can_focus=True):
         elif is_cursor:
             line_style += self._style("cursor-line")
 
-        # Gutter: [breakpoint][▶][number]<space>; it doesn't scroll horizontally.
+        # Gutter: [breakpoint][▶][number]<space>; it doesn't scroll horizontally. The number's
+        # padding is a segment of its own, like a row's indentation (see _SPACES).
         mark = self._marks.get(row)
         blank = Segment(" ", line_style)
-        gutter = [
+        number = str(row + 1)
+        gutter = list(Segment.simplify([
             Segment(mark[0], line_style + self._style(f"bp-{mark[1]}")) if mark else blank,
             Segment("▶", line_style + self._style("current-marker")) if is_current else blank,
-            Segment(f"{row + 1:>{self._digits}} ",
-                    line_style + self._style("gutter-cursor" if is_cursor else "gutter")),
-        ]
+            Segment(" " * (self._digits - len(number)), line_style),
+            Segment(number + " ", line_style + self._style("gutter-cursor" if is_cursor else "gutter")),
+        ]))
 
         text_width = max(0, width - self._gutter_width)
         left, right = scroll_x, scroll_x + text_width
@@ -600,6 +631,7 @@ class SourceView(ScrollView, can_focus=True):
             pieces = [(line, Style.null())]
         else:
             pieces = [(text, self._token_style(ttype)) for ttype, text in tokens]
+        pieces = _spaces_apart(pieces)
         starts = None
         if len(line) > LONG_LINE:
             pieces = [(text[i:i + LONG_LINE], style) for text, style in pieces
@@ -688,6 +720,7 @@ class SourceView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self.call_after_refresh(self._mount_prompt_bar)
         if self._highlight_pending:
             self._start_highlighting()
         if self._pending_scroll is not None:

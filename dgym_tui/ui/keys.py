@@ -1,0 +1,95 @@
+"""Escape then a key, typed quickly, stays two keys, in that order.
+
+Without the kitty keyboard protocol a terminal sends Alt+Q as the bytes ESC q. So Textual's
+input parser (textual/_xterm_parser.py) reads an ESC followed within ESCDELAY (0.1 s) by q as
+one key, alt+q. Nothing binds alt+q: both keys the person typed were lost (Escape then q to
+quit, and the app stayed open). An alt+<key> that nothing on the screen binds is split back into
+escape, then the key.
+
+Escape usually moves the focus (out of the console, where q would be typed in, to where q
+quits), and Textual moves it later (call_later): a key already queued went to the old widget.
+So after an escape, whether split from alt+<key> or typed alone, the keys that follow wait until
+it has taken effect: its binding runs when it bubbles back to the App, and the focus change it
+asks for is queued before them.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import App
+
+ESCAPE = "\x1b"
+
+
+def plain_key(key: str) -> str | None:
+    """'alt+q' -> 'q', 'alt+shift+q' -> 'Q', 'alt+question_mark' -> 'question_mark'; None for
+    keys without alt or with another modifier."""
+    if not key.startswith("alt+"):
+        return None
+    rest = key[len("alt+"):]
+    if rest.startswith("shift+") and len(rest) == len("shift+") + 1:
+        rest = rest[-1].upper()
+    return None if "+" in rest else rest
+
+
+class EscapeThenKey(App):
+    """Use as the App's base: an unbound alt+<key> is escape, then the key; keys typed after an
+    escape wait for it to take effect."""
+
+    ESCAPE_CHECK = 0.1  # s between looks at an escape that has not come back to the App yet
+    ESCAPE_GIVE_UP = 2.0  # s: the held keys go on anyway (never lost, even if something hangs)
+
+    _held_keys: list[events.Key] | None = None  # keys waiting for an escape to take effect
+    _escape: events.Key | None = None  # that escape, on its way through the widgets
+
+    async def on_event(self, event: events.Event) -> None:
+        if not isinstance(event, events.Key):
+            await super().on_event(event)
+        elif event is self._escape:
+            # Back from the focused widget and its parents: the App runs its binding now, and
+            # whatever that asks for later (a focus change) is queued before the held keys.
+            await super().on_event(event)
+            self._release_held_keys(event)
+        elif event.is_forwarded:
+            await super().on_event(event)
+        elif self._held_keys is not None:
+            self._held_keys.append(event)
+        elif event.key == "escape":
+            await self._send_escape(event, [])
+        elif (key := self._split(event)) is not None:
+            await self._send_escape(events.Key("escape", ESCAPE), [key])
+        else:
+            await super().on_event(event)
+
+    async def _send_escape(self, escape: events.Key, held: list[events.Key]) -> None:
+        self._held_keys, self._escape = held, escape
+        await super().on_event(escape)
+        if not escape.is_forwarded:  # the App kept it (a priority binding, a maximized pane)
+            self._release_held_keys(escape)
+        else:
+            self._check_escape(escape, self.ESCAPE_GIVE_UP)
+
+    def _split(self, event: events.Key) -> events.Key | None:
+        """The key that followed escape, if `event` is an alt+<key> that nothing binds."""
+        key, character = plain_key(event.key), event.character
+        if key is None or character is None or len(character) != 1:
+            return None
+        return None if event.key in self.screen.active_bindings else events.Key(key, character)
+
+    def _check_escape(self, escape: events.Key, time_left: float) -> None:
+        """Release the held keys once a widget has kept the escape (stopped it: it will not come
+        back to the App); while it is still on its way, look again (a busy app may take long)."""
+        if escape is not self._escape:
+            return  # it came back: released already
+        if getattr(escape, "_stop_propagation", False) or time_left <= 0:
+            self._release_held_keys(escape)
+        else:
+            self.set_timer(self.ESCAPE_CHECK,
+                           lambda: self._check_escape(escape, time_left - self.ESCAPE_CHECK))
+
+    def _release_held_keys(self, escape: events.Key) -> None:
+        if escape is not self._escape:
+            return  # already released
+        held, self._held_keys, self._escape = self._held_keys or [], None, None
+        for key in held:
+            self.post_message(key)

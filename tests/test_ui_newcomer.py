@@ -1,0 +1,215 @@
+"""Pilot tests for the friction a newcomer met (issue 11): the palette's order with an empty
+query, Escape then q, the footer after a resize. A real local Session on a copy of the example."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import time
+
+import pytest
+from test_ui_support import EXAMPLE, wait_for
+from textual import events
+from textual._xterm_parser import XTermParser
+from textual.command import CommandList, CommandPalette
+from textual.binding import Binding
+from textual.constants import ESCAPE_DELAY
+from textual.widgets import Input
+
+from dgym_tui.core.session import Session
+from dgym_tui.ui.app import DgymApp
+from dgym_tui.ui.keys import EscapeThenKey, plain_key
+from dgym_tui.ui.widgets.pdb_console import PdbInput
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("DGYM_TUI_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def session(tmp_path):
+    repo = tmp_path / "shopcart"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".benchmarks"))
+    s = Session(str(repo), sandbox="local", entrypoint="python main.py")
+    yield s
+    s.close()
+
+
+async def started(pilot) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: app.main.source.current_line is not None, timeout=60,
+                   what="the first stop on screen")
+    await wait_for(pilot, lambda: app.main.repo_files, what="the file list")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_palette_lists_the_apps_commands_then_files_then_textuals(session):
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        ours = [title for title, _, _ in app.palette_commands(app.main)]
+        files = list(app.main.repo_files)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        palette = app.screen
+        await wait_for(pilot, lambda: palette.has_class("-ready"), what="every provider's list")
+        results = palette.query_one(CommandList)
+        listed = [results.get_option_at_index(i).hit.text for i in range(results.option_count)]
+        assert listed[:len(ours)] == ours
+        assert listed[len(ours):len(ours) + len(files)] == files
+        textuals = listed[len(ours) + len(files):]
+        assert {"Keys", "Screenshot", "Theme"} <= set(textuals)
+        # the first one is highlighted, and Enter runs it: our first command
+        assert results.highlighted == 0 and listed[0] == "Go to line…"
+
+        # a file from the list opens on Enter
+        target = "shopcart/inventory.py"
+        results.highlighted = listed.index(target)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.main.source.path == target, what=f"{target} opened")
+
+
+# --- Escape then a key, typed quickly -------------------------------------------------------
+
+
+def terminal_keys(data: str) -> list:
+    """What Textual's input parser makes of these bytes, typed at once (the real parser)."""
+    parser = XTermParser()
+    keys = list(parser.feed(data))
+    time.sleep(ESCAPE_DELAY * 1.5)  # nothing more comes: the parser decides
+    return keys + list(parser.tick())
+
+
+def test_the_terminal_sends_escape_then_q_as_alt_q():
+    assert [key.key for key in terminal_keys("\x1bq")] == ["alt+q"]  # why keys were lost
+    assert plain_key("alt+q") == "q" and plain_key("alt+shift+b") == "B"
+    assert plain_key("alt+question_mark") == "question_mark"
+    assert plain_key("q") is None and plain_key("alt+ctrl+x") is None
+
+
+@pytest.mark.parametrize("focus", ["source", "console"])
+async def test_escape_then_q_typed_at_once_quits(session, focus):
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        console = app.main.query_one(PdbInput)
+        if focus == "console":
+            await pilot.press("exclamation_mark")
+            await wait_for(pilot, lambda: app.focused is console, what="the console focused")
+            await pilot.press(*"p 1")  # typed, not sent
+        for key in terminal_keys("\x1bq"):
+            app.post_message(key)
+        await wait_for(pilot, lambda: app.closing, what="the app quitting")
+        assert console.value == ("p 1" if focus == "console" else "")  # no q typed into it
+
+
+class EscapeLog(EscapeThenKey):
+    """An Input, and an app-level escape binding that records each escape."""
+
+    BINDINGS = [Binding("escape", "note_escape")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.escapes = 0
+
+    def compose(self):
+        yield Input()
+
+    def action_note_escape(self) -> None:
+        self.escapes += 1
+
+
+async def test_escape_then_q_as_two_keys_back_to_back_quits(session):
+    # ESC alone reaches the app 0.1 s after it was typed; a q typed just after follows at once.
+    # Escape moves the focus later (call_later): q used to go to the console, typed in.
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        console = app.main.query_one(PdbInput)
+        await pilot.press("exclamation_mark")
+        await wait_for(pilot, lambda: app.focused is console, what="the console focused")
+        app.post_message(events.Key("escape", "\x1b"))
+        app.post_message(events.Key("q", "q"))
+        await wait_for(pilot, lambda: app.closing, what="the app quitting")
+        assert console.value == ""
+
+
+async def test_keys_typed_behind_a_split_escape_keep_their_order():
+    app = EscapeLog()
+    async with app.run_test() as pilot:
+        field = app.query_one(Input)
+        keys = terminal_keys("\x1bxyz")  # Escape, then x y z, typed at once
+        assert [key.key for key in keys] == ["alt+x", "y", "z"]
+        for key in keys:
+            app.post_message(key)
+        await wait_for(pilot, lambda: field.value == "xyz", what="xyz typed")
+        assert app.escapes == 1
+
+
+# --- the footer after a resize -------------------------------------------------------------------
+
+
+def screen_rows(app) -> list[str]:
+    """The screen's text, row by row, from an SVG screenshot (each run of cells at its column)."""
+    rows: dict[int, list[str]] = {}
+    svg = app.export_screenshot()
+    for found in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+                             r'clip-path="url\(#[^"]*-line-(\d+)\)">(.*?)</text>', svg):
+        column, text = round(float(found.group(1)) / 12.2), html.unescape(found.group(3))
+        cells = rows.setdefault(int(found.group(2)), [])
+        cells.extend(" " * (column + len(text) - len(cells)))
+        cells[column:column + len(text)] = text.replace("\xa0", " ")
+    return ["".join(rows.get(y, [])) for y in range(app.size.height)]
+
+
+async def test_footer_after_a_resize_to_80x24_and_back(session):
+    app = DgymApp(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot)
+        keys = "/ Search ^g Go to line n Next s Step c Cont r Return b Break t To cursor ! Console ? Help q Quit"
+        footers = []
+        for size in ((160, 50), (80, 24), (160, 50), (100, 30), (160, 50)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause(0.3)
+            footers.append(screen_rows(app)[-1].ljust(size[0]))
+        wide, narrow = footers[0], footers[1]
+        assert wide.startswith(keys + " ") and wide.endswith(" ▏^p palette ")
+        # 80 columns: the keys that fit, then the palette key flush with the right edge; nothing
+        # of the keys hidden behind it shows past its end (it was `^p paletteo`)
+        assert narrow == keys[:68] + "▏^p palette "
+        assert footers[2] == wide and footers[4] == wide
+        assert footers[3] == keys[:88] + "▏^p palette "
+
+
+class KeepsEscape(Input):
+    def on_key(self, event) -> None:
+        if event.key == "escape":
+            event.stop()  # this widget keeps it: it never comes back to the App
+
+
+class EscapeKept(EscapeThenKey):
+    BINDINGS = [Binding("q", "note_q")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qs = 0
+
+    def compose(self):
+        yield KeepsEscape()
+
+    def action_note_q(self) -> None:
+        self.qs += 1
+
+
+async def test_the_key_after_an_escape_a_widget_keeps_still_arrives():
+    app = EscapeKept()
+    async with app.run_test() as pilot:
+        for key in terminal_keys("\x1bq"):
+            app.post_message(key)
+        # the Input takes the q as text (it does for a q typed alone too), in due course
+        await wait_for(pilot, lambda: app.query_one(KeepsEscape).value == "q", timeout=5, what="q typed")
