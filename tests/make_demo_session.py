@@ -36,7 +36,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "shopcart"
         shutil.copytree(example_path(), repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-        session = Session(str(repo), sandbox="local")
+        session = Session(str(repo), sandbox="auto")  # the container when an engine answers
         settings = AgentSettings(model="scripted:shopcart", mode="auto", max_steps=40)
         out = DEMO.with_suffix(".tmp")
         out.unlink(missing_ok=True)

@@ -4,7 +4,6 @@ git are real; `dgym-tui run` is the installed command in a subprocess."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

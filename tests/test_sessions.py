@@ -19,7 +19,6 @@ from test_ui_support import wait_for
 from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.loop import Agent
 from dgym_tui.agent.scripted import ScriptedModel
-from dgym_tui.core.events import Event
 from dgym_tui.core.replay import Replayer
 from dgym_tui.core.session import Session
 from dgym_tui.core.session_file import SessionFileError, SessionWriter, changed_since, read_session

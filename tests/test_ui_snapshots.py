@@ -8,7 +8,6 @@ every worker finished. Update with `pytest --snapshot-update tests/test_ui_snaps
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from test_ui_support import EXAMPLE, wait_for

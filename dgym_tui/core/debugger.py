@@ -73,6 +73,7 @@ class Debugger:
         self.stop: Stop | None = None
         self.state = "idle"  # idle | running | stopped | exited
         self.exit_code: int | None = None
+        self.failed_tests: list[str] = []  # pytest: what failed in the run that ended
         self._lock = threading.RLock()
         self._pending = ""
 
@@ -204,6 +205,9 @@ class Debugger:
         if status.get("event") == "exit":
             self.state = "exited"
             self.exit_code = status.get("code")
+            self.failed_tests = list(status.get("failed_tests") or [])
+            if status.get("restart_args") is not None:  # `restart ARGS`: the program's new arguments
+                self.entrypoint = replace(self.entrypoint, args=tuple(status["restart_args"]))
             self.stop = None
             result.exited, result.exit_code = True, self.exit_code
             self._close_channel()
@@ -283,8 +287,10 @@ class Debugger:
     def _relative(self, text: str) -> str:
         """pdb names files by their path inside the sandbox; people and the agent read paths
         relative to the repo, as everywhere else."""
-        root = self.sandbox.root.rstrip("/") + "/"
-        return text.replace(root, "") if root != "/" else text
+        root = self.sandbox.root.rstrip("/")
+        if not root:
+            return text
+        return re.sub(re.escape(root) + r"(/|\b)", lambda m: "" if m.group(1) else ".", text)
 
     def _abs(self, file: str) -> str:
         return f"{self.sandbox.root.rstrip('/')}/{self.sandbox.rel_path(file)}"

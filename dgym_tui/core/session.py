@@ -210,7 +210,12 @@ class Session:
         stop = result.stop
         if stop is not None and stop.reason == "post_mortem" and stop.test and stop.test not in self._failed_tests:
             self._failed_tests.append(stop.test)
+        if self.debugger is not None:
+            self.entrypoint = self.debugger.entrypoint  # pdb's `restart ARGS` may have changed it
         if result.exited:
+            for test in self.debugger.failed_tests if self.debugger is not None else ():
+                if test not in self._failed_tests:
+                    self._failed_tests.append(test)
             self._refresh_changes(SYSTEM)
         if stop is not None and stop.file and stop.file not in self._fresh:
             try:  # the views will show this file: record its text once, now
