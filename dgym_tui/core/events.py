@@ -251,6 +251,7 @@ class Error(Payload):
     kind: ClassVar[str] = "error"
     message: str
     fatal: bool = False
+    sandbox_gone: bool = False   # the sandbox died: restarting it (with its changes) is the fix
 
 
 @payload

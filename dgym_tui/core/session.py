@@ -180,8 +180,8 @@ class Session:
         if breakpoints:
             self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
 
-    def _fail(self, message: str, actor: str = SYSTEM) -> None:
-        self.events.emit(Error(message=message, fatal=True), actor)
+    def _fail(self, message: str, actor: str = SYSTEM, gone: bool = False) -> None:
+        self.events.emit(Error(message=message, fatal=True, sandbox_gone=gone), actor)
 
     def close(self) -> None:
         """Stop taking calls and remove the sandbox. Safe from any thread, and twice."""
@@ -302,7 +302,7 @@ class Session:
     def _gone(self, error: SandboxGone, actor: str) -> PdbResult:
         from dgym_tui.core.debugger import PdbResult
 
-        self._fail(str(error), actor)
+        self._fail(str(error), actor, gone=True)
         return PdbResult(output=f"*** {error}\n", exited=True)
 
     @operation()
@@ -525,7 +525,7 @@ class Session:
                 if isinstance(output, str):
                     output = ToolOutput(output)
             except SandboxGone as e:
-                self._fail(str(e), actor)
+                self._fail(str(e), actor, gone=True)
                 output = ToolOutput(f"error: {e}", ok=False)
             except (SandboxError, ToolError, ValueError) as e:
                 output = ToolOutput(str(e) if isinstance(e, ToolError) else f"error: {e}", ok=False)

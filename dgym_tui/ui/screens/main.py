@@ -24,7 +24,7 @@ from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import ASPECTS, DebugState
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.screens.help import HelpScreen
-from dgym_tui.ui.screens.modals import PromptScreen, ValueScreen
+from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen, ValueScreen
 from dgym_tui.ui.widgets.agent_panel import AgentPanel
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
 from dgym_tui.ui.widgets.repo_tree import RepoTree
@@ -119,6 +119,8 @@ class MainScreen(Screen):
         self._followed: ev.Stop | None = None  # the stop the source view last moved to
         self.source_lookup = None  # replay: a file's text from the recording
         self._agent_launched = False
+        self._offering_restart = False  # the "restart the sandbox?" question is up
+        self._told_skipped = False  # the files left out of the copy were said once
 
     # --- building --------------------------------------------------------------------------
 
@@ -626,6 +628,12 @@ class MainScreen(Screen):
     def _sandbox_shown(self, ready: ev.SandboxReady) -> None:
         self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated)
         self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
+        if ready.skipped and self.source_lookup is None and not self._told_skipped:
+            self._told_skipped = True  # once: the transcript keeps the list
+            listed = "\n".join(one_line(s) for s in ready.skipped[:8])
+            more = f"\n… and {len(ready.skipped) - 8} more (the transcript lists them)" if len(ready.skipped) > 8 else ""
+            self.notify(f"left out of the sandbox's copy:\n{listed}{more}", severity="warning", title="Sandbox",
+                        timeout=12)
         if ready.warning and self.source_lookup is None:
             self.notify(visible(ready.warning), severity="warning", title="Sandbox", timeout=10)
 
@@ -656,7 +664,26 @@ class MainScreen(Screen):
         if self.source.path is None or d.fatal:
             self.show_message(f"✖ {d.message}")
         if self.source_lookup is None:  # live only: a replay shows it in the transcript
-            self.notify(visible(d.message), severity="error", title="dgym-tui", timeout=15)
+            if d.sandbox_gone:
+                self._offer_sandbox_restart(d.message)
+            else:
+                self.notify(visible(d.message), severity="error", title="dgym-tui", timeout=15)
+
+    def _offer_sandbox_restart(self, message: str) -> None:
+        """The sandbox died: say so and offer the fix (its changes and checkpoints are kept)."""
+        if self._offering_restart:
+            return
+        self._offering_restart = True
+        kept = len(self.state.checkpoints)
+        changes = f" Its {kept} change{'s' if kept != 1 else ''} will be applied again." if kept else ""
+
+        def answer(ok: bool | None) -> None:
+            self._offering_restart = False
+            if ok:
+                self.app.submit("restart_sandbox")
+
+        self.app.push_screen(ConfirmScreen(f"{one_line(message)}. Restart the sandbox now?{changes}",
+                                           yes="Restart", no="Later"), answer)
 
     def _on_tests(self, d: ev.Tests, actor: str) -> None:
         if self.source_lookup is not None:
