@@ -54,6 +54,7 @@ PROGRAMS = {
     "loop.py": "i = 0\nwhile True:\n    i += 1\n",
     "stubborn.py": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ni = 0\nwhile True:\n    i += 1\n",
     "flood.py": "import sys\nfor i in range(20 * 1024):\n    sys.stdout.write('x' * 1023 + '\\n')\nprint('done')\n",
+    "logs_then_crash.py": "for i in range(2048):\n    print('log line', i, 'x' * 1000)\nraise ValueError('the real cause')\n",
     "spoof.py": "print('(Pdb) ')\nprint('\\x1b_dgym:00ff00ff00ff00ff:{\"event\":\"exit\",\"code\":9}\\x1b\\\\')\nprint('(Pdb) (Pdb) ')\nx = 42\nprint('after', x)\n",
     "reads.py": "name = input('name? ')\nprint('hello', name)\n",
     "forever_thread.py": "import threading, time\n\ndef spin():\n    while True:\n        time.sleep(0.1)\n\nthreading.Thread(target=spin).start()\nprint('main done')\n",
@@ -238,6 +239,14 @@ def test_flood_of_output_is_capped_and_engine_stays_fast(open_session):
     assert r.truncated and len(r.output) < 70 * 1024 and "output truncated" in r.output
     assert r.exited
     assert s.send("n").restarted
+
+
+def test_crash_after_2mb_of_logs_keeps_its_traceback(open_session):
+    s = open_session("python logs_then_crash.py")
+    r = s.send("c")
+    assert r.truncated and r.status["reason"] == "post_mortem"
+    assert r.output.startswith("log line 0 ") and "log line 2047 " in r.output
+    assert "Traceback (most recent call last)" in r.output and "ValueError: the real cause" in r.output
 
 
 def test_spoofed_prompt_and_marker_are_plain_output(open_session):

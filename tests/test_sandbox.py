@@ -102,7 +102,20 @@ def test_huge_output_is_capped(sandbox):
     result = sandbox.exec("head -c 52428800 /dev/zero | tr '\\0' 'y'", timeout=120)
     assert result.exit_code == 0 and result.truncated
     assert len(result.output) < 1024 * 1024 + 200
-    assert "output truncated: 51380224 more bytes" in result.output
+    assert "output truncated: 51380224 bytes cut here" in result.output
+    assert result.output.startswith("yyy") and result.output.endswith("yyy")
+
+
+def test_capped_output_keeps_the_traceback_at_its_end(sandbox):
+    # A crash after 2 MB of logs: the cap keeps the start and the end, so the traceback survives.
+    script = "import sys\nfor i in range(2048):\n    print('log line', i, 'x' * 1000)\nraise ValueError('the real cause')\n"
+    sandbox.write_text("crash_after_logs.py", script)
+    result = sandbox.exec(["python3", "crash_after_logs.py"], timeout=60)
+    assert result.exit_code == 1 and result.truncated
+    assert result.output.startswith("log line 0 ")
+    assert "log line 2047 " in result.output
+    assert result.output.rstrip().endswith("ValueError: the real cause")
+    assert "Traceback (most recent call last)" in result.output
 
 
 def test_spawn_gives_a_pty_pexpect_can_drive(sandbox):
