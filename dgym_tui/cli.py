@@ -13,7 +13,8 @@ SUBCOMMANDS = ("doctor", "image")
 DESCRIPTION = """\
 Debug a Python repository in a terminal UI, side by side with an AI agent. The repo's code runs
 in a sandbox (a Docker container when an engine answers and the sandbox image exists, else a
-temporary local copy, NOT isolated); your checkout is never modified.
+bubblewrap jail where bwrap can run, else a temporary local copy, NOT isolated); your checkout
+is never modified.
 
 other commands:
   dgym-tui doctor             check Docker, the sandbox image, git, the terminal and LLM keys
@@ -26,8 +27,12 @@ def _main_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("repo", nargs="?", help="the repository to debug (default: the bundled example, shopcart)")
     p.add_argument("--version", action="version", version=f"dgym-tui {__version__}")
-    p.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto",
-                   help="where the code runs (default: auto = docker if available, else local with a warning)")
+    p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
+                   help="where the code runs (default: auto = docker if available, else bwrap, "
+                        "else local with a warning); docker and bwrap never fall back")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter that runs the repo's code (local and bwrap; default: the repo's "
+                        ".venv or venv, else $VIRTUAL_ENV, else python3 on PATH; docker: a command in the image)")
     p.add_argument("--image", help="sandbox image for --sandbox docker (default: dgym-tui-sandbox:latest)")
     p.add_argument("--network", metavar="NAME",
                    help="give the container this Docker network (default: none, no network at all)")
@@ -57,9 +62,11 @@ def _image_parser() -> argparse.ArgumentParser:
 
 
 def _install_signal_handlers() -> None:
-    # SIGTERM becomes a normal exit, so atexit removes the sandbox container; SIGKILL cannot be
-    # caught, and the next start reaps what it leaves.
+    # SIGTERM, and SIGHUP (the terminal closed), become a normal exit, so the sandbox is removed
+    # (atexit and the app's own close); SIGKILL cannot be caught, and the next start reaps what
+    # it leaves.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,11 +104,15 @@ def _run_app(args) -> int:
         repo = example_path()
     else:
         repo = check_repo_path(args.repo)  # a bad path fails here, before any UI
+    if args.python:
+        from dgym_tui.sandbox.interpreter import find_python
+
+        find_python(repo, args.python)  # so does a bad --python
     _install_signal_handlers()
     from dgym_tui.core.session import Session
 
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
-                      entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout)
+                      entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout, python=args.python)
     from dgym_tui.ui.app import DgymApp
 
     try:

@@ -49,6 +49,17 @@ def connect(timeout: float = 5):
         raise SandboxError(f"no Docker engine answers at {where} ({type(e).__name__}): {NO_ENGINE_FIX}") from None
 
 
+def short_error(e: BaseException) -> str:
+    """One line for an engine failure: the engine's explanation, else the exception's gist."""
+    import docker
+
+    if isinstance(e, docker.errors.APIError) and e.explanation:
+        text = str(e.explanation)
+    else:
+        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return " ".join(text.split())[:300]
+
+
 def image_missing_message(image: str) -> str:
     return f"the sandbox image {image} is missing: build it with `dgym-tui image build`"
 
@@ -108,8 +119,10 @@ class DockerSandbox(Sandbox):
     isolated = True
 
     def __init__(self, repo, image: str = DEFAULT_IMAGE, network: str | None = None,
-                 memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None, **kwargs):
+                 memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None,
+                 python: str | None = None, **kwargs):
         super().__init__(repo, **kwargs)
+        self.python = python or "python3"  # a command inside the image
         self.image, self.network = image, network
         self.memory, self.pids, self.cpus = memory, pids, cpus
         self.client = client

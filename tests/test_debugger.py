@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import make_sandbox, require_docker
+from conftest import make_sandbox, require_bwrap, require_docker
 from dgym_tui.core.events import AGENT, HUMAN
 from dgym_tui.core.session import Session
 
@@ -21,8 +21,10 @@ def _has_pytest(python: str) -> bool:
     return subprocess.run([python, "-c", "import pytest"], capture_output=True).returncode == 0
 
 
-# Each engine variant: the Docker sandbox, and the local sandbox with each Python found here.
-ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker)] + [
+# Each engine variant: the Docker sandbox, the bwrap jail, and the local sandbox with each Python
+# found here.
+ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker),
+           pytest.param(("bwrap", None), id="bwrap")] + [
     pytest.param(("local", path), id=f"local-py{v[:4]}") for v, path in PYTHONS.items() if os.path.exists(path)
 ] or [pytest.param(("local", None), id="local")]
 
@@ -91,6 +93,8 @@ def engine(request):
     kind, python = request.param
     if kind == "docker":
         require_docker()
+    if kind == "bwrap":
+        require_bwrap()
     return kind, python
 
 

@@ -114,8 +114,14 @@ def test_engine_unreachable(monkeypatch, example_repo):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxError, match="no Docker engine answers.*dgym-tui doctor"):
         choose_sandbox(example_repo, "docker")
+    # auto falls back to bwrap where it can run (isolated, so no warning), else to local.
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
     sandbox, warning = choose_sandbox(example_repo, "auto")
-    assert sandbox.kind == "local" and "NOT isolated" in warning
+    if bwrap_problem() is None:
+        assert sandbox.kind == "bwrap" and warning is None
+    else:
+        assert sandbox.kind == "local" and "NOT isolated" in warning
 
 
 def test_image_missing(client, example_repo):
@@ -123,8 +129,10 @@ def test_image_missing(client, example_repo):
         choose_sandbox(example_repo, "docker", image="dgym-tui-no-such:1")
     with pytest.raises(SandboxError, match="dgym-tui image build"):
         DockerSandbox(example_repo, image="dgym-tui-no-such:1").start()
-    sandbox, warning = choose_sandbox(example_repo, "auto", image="dgym-tui-no-such:1")
-    assert sandbox.kind == "local" and "dgym-tui image build" in warning
+    sandbox, warning = choose_sandbox(example_repo, "auto", image="dgym-tui-no-such:1", python=sys.executable)
+    assert sandbox.kind in ("bwrap", "local") and sandbox.python == sys.executable
+    if sandbox.kind == "local":
+        assert "dgym-tui image build" in warning
 
 
 def test_auto_prefers_docker(client, example_repo):

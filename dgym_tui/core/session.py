@@ -38,10 +38,11 @@ class TestResult:
 class Session:
     def __init__(self, repo: str, sandbox: str = "auto", image: str | None = None,
                  network: str | None = None, entrypoint: str | None = None, pdb_timeout: float = 30.0,
-                 sandbox_obj: Sandbox | None = None):
+                 sandbox_obj: Sandbox | None = None, python: str | None = None):
         self.repo = str(repo)
         self.repo_name = Path(repo).name
         self.sandbox_kind, self.image, self.network = sandbox, image, network
+        self.python = python  # the interpreter asked for (--python); the sandbox's choice otherwise
         self.entrypoint_spec = entrypoint
         self.pdb_timeout = pdb_timeout
         self.events = EventBus()
@@ -71,14 +72,14 @@ class Session:
         if self.sandbox is None:
             self.events.emit(PROGRESS, message="choosing a sandbox…", step="sandbox")
             self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=self.image,
-                                                   network=self.network)
+                                                   network=self.network, python=self.python)
         else:
             warning = None
         self.events.emit(PROGRESS, message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",
                          step="sandbox")
         self.sandbox.start()
         self.events.emit(SANDBOX_READY, kind=self.sandbox.kind, description=self.sandbox.description,
-                         isolated=self.sandbox.isolated, root=self.sandbox.root,
+                         isolated=self.sandbox.isolated, root=self.sandbox.root, python=self.sandbox.python,
                          skipped=self.sandbox.skipped, warning=warning)
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox))
