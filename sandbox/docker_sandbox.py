@@ -31,6 +31,7 @@ DEFAULT_IMAGE = "dgym-tui-sandbox:latest"
 LABEL_APP = "dgym-tui.app"
 WORKSPACE = "/workspace"
 BOX_DIR = "/dgym/box"
+PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spawn)
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
 _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
@@ -99,10 +100,11 @@ class DockerChannel(Channel):
         self.child.delaybeforesend = None
 
     def kill(self) -> None:
-        # A tty exec makes the process a session leader, so its pid is also its process group.
+        """The run and everything it left (its session, group, descendants and orphans), by the
+        in-box dgym_kill.py, which starts no process of its own: it works after a fork bomb."""
         try:
-            self.sandbox.exec(f'p=$(cat {self.pidfile}) && {{ kill -9 -"$p"; kill -9 "$p"; }} 2>/dev/null',
-                              timeout=10)
+            self.sandbox.exec(f'p=$(cat {self.pidfile}) && exec {self.sandbox.python} '
+                              f'{BOX_DIR}/dgym_kill.py "$p"', timeout=30)
         except SandboxError:
             pass  # container gone: so is the process
 
@@ -248,7 +250,11 @@ class DockerSandbox(Sandbox):
     def spawn(self, argv, cwd=None, env=None, rows: int = 40, cols: int = 200) -> DockerChannel:
         api = self.client.api
         pidfile = f"/tmp/dgym-spawn-{uuid.uuid4().hex[:8]}.pid"
-        wrapper = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", *argv]
+        # The run may have most of the container's processes, never all: RLIMIT_NPROC (the user's
+        # processes, counted by the kernel) keeps room for the exec that kills it.
+        nproc = max(16, self.pids - PIDS_HEADROOM)
+        wrapper = ["sh", "-c", f'echo $$ > {pidfile}; command -v prlimit >/dev/null && '
+                               f'exec prlimit --nproc={nproc}:{nproc} -- "$@"; exec "$@"', "sh", *argv]
         environment = {"TERM": "xterm-256color", **(env or {})}
         exec_id = self._api_call(api.exec_create, self.container.id, wrapper, tty=True, stdin=True,
                                  workdir=self._workdir(cwd), environment=environment)["Id"]

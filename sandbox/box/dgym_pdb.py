@@ -23,6 +23,7 @@ import linecache
 import os
 import re
 import reprlib
+import signal
 import sys
 import threading
 import time
@@ -58,6 +59,7 @@ _PENDING_ERRORS = []     # breakpoint problems, reported (once) by the next mark
 _QUIT = False            # the person typed q / EOF (or restart)
 _RESTART = False         # the person typed restart/run: the host should spawn a new process
 _ACTIVE = None           # the debugger running the program (breakpoint() reuses it)
+_MAIN_PID = None         # the process that talks to the host; a forked child never does
 
 REPR_CHARS = 200         # per value
 LOCALS_MAX_NAMES = 50
@@ -264,8 +266,40 @@ def _take_errors():
     return errors
 
 
+def _is_main():
+    return _MAIN_PID is None or os.getpid() == _MAIN_PID
+
+
+def _after_fork_in_child():
+    """A forked child (os.fork, multiprocessing's fork workers) is not debugged: one pdb owns the
+    terminal. Tracing off, no prompt ever (see interaction), stdin from /dev/null so it cannot
+    read what the host types. Ctrl-C is the person pausing the debugged process: the child
+    neither opens a second debugger (pdb's handler) nor dies of it (Python's default would kill
+    a pool's workers under the paused parent). A handler that does nothing, rather than SIG_IGN,
+    so that programs the child execs get the default back. Its output still reaches the console."""
+    sys.settrace(None)
+    threading.settrace(None)
+    try:
+        signal.signal(signal.SIGINT, _ignore_signal)
+    except (ValueError, OSError):
+        pass
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(fd, 0)
+        os.close(fd)
+        sys.stdin = sys.__stdin__ = open(os.devnull)
+    except OSError:
+        pass
+
+
+def _ignore_signal(signum, frame):
+    pass
+
+
 def _emit_exit(code):
     """The last marker: the program is over (code None: the person quit)."""
+    if not _is_main():
+        return  # a forked child that ran to the end of the program: the host waits for the parent
     sys.settrace(None)
     _flush_program_output()
     payload = {"v": 1, "event": "exit", "code": code, "pid": os.getpid()}
@@ -354,6 +388,8 @@ class DgymPdb(pdb.Pdb):
         self._dgym_from_trace = False          # ... but that stop is no breakpoint: a "step"
 
     def interaction(self, frame, tb_or_exc):
+        if not _is_main():
+            return  # a forked child never prompts (post-mortem, set_trace, a stray trace event)
         if frame is None and tb_or_exc is not None:
             self._dgym_reason = "post_mortem"
             self._dgym_exc = self._dgym_exception_of(tb_or_exc)
@@ -590,6 +626,8 @@ class DgymPdb(pdb.Pdb):
 
 def _set_trace(*, header=None):
     """pdb.set_trace()/breakpoint() in the program: stop in the running debugger."""
+    if not _is_main():
+        return  # breakpoint() in a forked child: only the main process is debugged
     dbg = _ACTIVE if (_ACTIVE is not None and not _ACTIVE.quitting) else DgymPdb()
     if header is not None:
         dbg.message(header)
@@ -838,7 +876,9 @@ USAGE = "usage: dgym_pdb.py script.py [args...] | -m module [args...] | --pytest
 
 
 def main():
-    global _ACTIVE, _MODE
+    global _ACTIVE, _MODE, _MAIN_PID
+    _MAIN_PID = os.getpid()
+    os.register_at_fork(after_in_child=_after_fork_in_child)
     # No colour anywhere (3.13 tracebacks, pytest); set before anything prints.
     os.environ["PYTHON_COLORS"] = "0"
     os.environ["NO_COLOR"] = "1"
