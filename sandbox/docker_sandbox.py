@@ -25,12 +25,18 @@ import pexpect.fdpexpect
 from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Channel,
                                    DirEntry, ExecResult, OutputCap, Sandbox)
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
-from dgym_tui.sandbox.repo_copy import SANDBOX_UID, collect_files, tar_stream
+from dgym_tui.sandbox.repo_copy import SANDBOX_UID, RepoFiles, collect_files, tar_stream
 
 DEFAULT_IMAGE = "dgym-tui-sandbox:latest"
 LABEL_APP = "dgym-tui.app"
 WORKSPACE = "/workspace"
+BOX_MOUNT = "/dgym"
 BOX_DIR = "/dgym/box"
+HOME = "/home/dgym"
+# What the program may write: the repo's size plus DEFAULT_DISK in /workspace, DEFAULT_TMP in
+# /tmp and as much in the home. tmpfs: it counts against the memory limit too.
+DEFAULT_DISK = 1024 * 1024 * 1024
+DEFAULT_TMP = 256 * 1024 * 1024
 PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spawn)
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
@@ -75,19 +81,33 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _owner_gone(labels: dict, host: str) -> bool:
+    return (labels.get("dgym-tui.owner-host") == host
+            and not _pid_alive(int(labels.get("dgym-tui.owner-pid", "0") or 0)))
+
+
 def reap_orphans(client) -> list[str]:
-    """Remove containers this app left behind on this host (their owner process is gone)."""
+    """Remove containers, then their volumes, this app left behind on this host (their owner
+    process is gone)."""
     removed = []
     host = socket.gethostname()
     for c in client.containers.list(all=True, filters={"label": LABEL_APP}):
-        labels = c.labels
-        owner_gone = (labels.get("dgym-tui.owner-host") == host
-                      and not _pid_alive(int(labels.get("dgym-tui.owner-pid", "0") or 0)))
-        if owner_gone:
+        if _owner_gone(c.labels, host):
             try:
                 c.remove(force=True)
                 removed.append(c.name)
             except Exception:  # already being removed by someone else
+                pass
+    try:
+        volumes = client.api.volumes(filters={"label": LABEL_APP}).get("Volumes") or []
+    except Exception:  # an engine that cannot list volumes: nothing of ours to reap there
+        volumes = []
+    for v in volumes:
+        if _owner_gone(v.get("Labels") or {}, host):
+            try:
+                client.api.remove_volume(v["Name"], force=True)
+                removed.append(v["Name"])
+            except Exception:  # still in use, or already removed
                 pass
     return removed
 
@@ -122,9 +142,12 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, repo, image: str = DEFAULT_IMAGE, network: str | None = None,
                  memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None,
-                 python: str | None = None, **kwargs):
+                 python: str | None = None, disk: int = DEFAULT_DISK, tmp_size: int = DEFAULT_TMP,
+                 **kwargs):
         super().__init__(repo, **kwargs)
         self.python = python or "python3"  # a command inside the image
+        self.disk, self.tmp_size = disk, tmp_size
+        self._volumes: list[str] = []
         self.image, self.network = image, network
         self.memory, self.pids, self.cpus = memory, pids, cpus
         self.client = client
@@ -162,6 +185,44 @@ class DockerSandbox(Sandbox):
         collector = threading.Thread(target=collect, daemon=True)
         collector.start()
         self.session_id = uuid.uuid4().hex[:12]
+        labels = {LABEL_APP: "dgym-tui", "dgym-tui.session": self.session_id,
+                  "dgym-tui.owner-pid": str(os.getpid()), "dgym-tui.owner-host": socket.gethostname(),
+                  "dgym-tui.repo": str(self.repo)}
+        _live.add(self)
+        try:
+            collector.join()
+            if "error" in listed:
+                raise listed["error"]
+            files = listed["files"]
+            self.skipped = files.skipped
+            self._create(labels, workspace_bytes=files.total_bytes + self.disk)
+            # The volumes are tmpfs: they hold data only while the container runs, so it starts
+            # first. Two uploads: the helpers (root's, so the program cannot rewrite them) and
+            # the repo (the sandbox user's).
+            self.container.start()
+            self.container.put_archive(BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0,
+                                                             extra=(("box", BOX_SOURCE),)))
+            self.container.put_archive(WORKSPACE, tar_stream(files, uid=SANDBOX_UID))
+            self.init_repo()
+            reaper.join()
+        except BaseException:
+            self.close()
+            raise
+
+    def _create(self, labels: dict, workspace_bytes: int) -> None:
+        """The container: read-only root; writable only /workspace (a tmpfs volume sized for the
+        repo plus `disk`), the home and /tmp (tmpfs, sized); the helpers in a volume of root's."""
+        from docker.types import Mount
+
+        def volume(role: str, options: str) -> str:
+            name = f"dgym-tui-{self.session_id}-{role}"
+            self.client.volumes.create(name, driver="local", labels=labels,
+                                       driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options})
+            self._volumes.append(name)
+            return name
+
+        workspace = volume("workspace", f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755")
+        box = volume("box", "size=16m,uid=0,gid=0,mode=0755")
         self.container = self.client.containers.create(
             self.image,
             command=["sleep", "infinity"],
@@ -175,27 +236,13 @@ class DockerSandbox(Sandbox):
             mem_limit=self.memory,
             pids_limit=self.pids,
             nano_cpus=int(self.cpus * 1e9),
-            environment={"HOME": "/home/dgym", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-            labels={LABEL_APP: "dgym-tui", "dgym-tui.session": self.session_id,
-                    "dgym-tui.owner-pid": str(os.getpid()),
-                    "dgym-tui.owner-host": socket.gethostname(),
-                    "dgym-tui.repo": str(self.repo)},
+            read_only=True,
+            mounts=[Mount(WORKSPACE, workspace, type="volume"), Mount(BOX_MOUNT, box, type="volume")],
+            tmpfs={"/tmp": f"size={self.tmp_size},mode=1777",
+                   HOME: f"size={self.tmp_size},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"},
+            environment={"HOME": HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            labels=labels,
         )
-        _live.add(self)
-        try:
-            collector.join()
-            if "error" in listed:
-                raise listed["error"]
-            self.skipped = listed["files"].skipped
-            # One upload: the repo into /workspace and the in-box helpers into /dgym/box.
-            self.container.put_archive("/", tar_stream(listed["files"], prefix=WORKSPACE.lstrip("/"),
-                                                       uid=SANDBOX_UID, extra=(("dgym/box", BOX_SOURCE),)))
-            self.container.start()
-            self.init_repo()
-            reaper.join()
-        except BaseException:
-            self.close()
-            raise
 
     def close(self) -> None:
         container, self.container = self.container, None
@@ -203,6 +250,12 @@ class DockerSandbox(Sandbox):
             try:
                 container.remove(force=True)
             except Exception:  # already gone (killed from outside, or engine down)
+                pass
+        volumes, self._volumes = self._volumes, []
+        for name in volumes:
+            try:
+                self.client.api.remove_volume(name, force=True)
+            except Exception:  # already gone, or the engine is down: the next start reaps it
                 pass
         _live.discard(self)
 
