@@ -37,6 +37,7 @@ HOME = "/home/dgym"
 # /tmp and as much in the home. tmpfs: it counts against the memory limit too.
 DEFAULT_DISK = 1024 * 1024 * 1024
 DEFAULT_TMP = 256 * 1024 * 1024
+MAX_LINKS = 40  # symlinks followed by read_bytes, as the kernel allows
 PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spawn)
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
@@ -321,18 +322,28 @@ class DockerSandbox(Sandbox):
     # --- files --------------------------------------------------------------------------------
 
     def read_bytes(self, path: str) -> bytes:
-        full = posixpath.join(WORKSPACE, self.rel_path(path))
-        try:
-            stream, _ = self._api_call(self.container.get_archive, full)
-        except SandboxGone:
-            if self._running():
-                raise SandboxError(f"{path}: no such file") from None
-            raise
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.next()
-            if member is None or not member.isfile():
-                raise SandboxError(f"{path}: not a file")
-            return tar.extractfile(member).read()
+        rel = self.rel_path(path)
+        for _ in range(MAX_LINKS):
+            try:
+                stream, _ = self._api_call(self.container.get_archive, posixpath.join(WORKSPACE, rel))
+            except SandboxGone:
+                if self._running():
+                    raise SandboxError(f"{path}: no such file") from None
+                raise
+            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                member = tar.next()
+                if member is not None and member.issym():
+                    # An in-repo symlink stays a link in the copy: follow it, inside the repo only.
+                    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), member.linkname))
+                    try:
+                        rel = self.rel_path(target)
+                    except SandboxError:
+                        raise SandboxError(f"{path}: a symlink pointing outside the repository") from None
+                    continue
+                if member is None or not member.isfile():
+                    raise SandboxError(f"{path}: not a file")
+                return tar.extractfile(member).read()
+        raise SandboxError(f"{path}: too many levels of symbolic links")
 
     def write_bytes(self, path: str, data: bytes) -> None:
         rel = self.rel_path(path)

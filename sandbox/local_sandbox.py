@@ -293,8 +293,8 @@ class LocalSandbox(Sandbox):
         try:
             with open(self._host_path(path), "rb") as fh:
                 return fh.read()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as e:
-            raise SandboxError(f"{path}: {e.strerror.lower()}") from None
+        except OSError as e:  # no such file, a folder, a loop of links...
+            raise SandboxError(f"{path}: {(e.strerror or str(e)).lower()}") from None
 
     def write_bytes(self, path: str, data: bytes) -> None:
         full = self._host_path(path)
