@@ -65,8 +65,15 @@ def _install_signal_handlers() -> None:
     # SIGTERM, and SIGHUP (the terminal closed), become a normal exit, so the sandbox is removed
     # (atexit and the app's own close); SIGKILL cannot be caught, and the next start reaps what
     # it leaves.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
+    def leave(signum, _frame):
+        # Once: a second signal (a closing terminal sends more than one) must not cut the
+        # clean-up short.
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, leave)
 
 
 def main(argv: list[str] | None = None) -> int:

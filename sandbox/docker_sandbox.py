@@ -252,12 +252,12 @@ class DockerSandbox(Sandbox):
                 container.remove(force=True)
             except Exception:  # already gone (killed from outside, or engine down)
                 pass
-        volumes, self._volumes = self._volumes, []
-        for name in volumes:
+        while self._volumes:
             try:
-                self.client.api.remove_volume(name, force=True)
+                self.client.api.remove_volume(self._volumes[0], force=True)
             except Exception:  # already gone, or the engine is down: the next start reaps it
                 pass
+            self._volumes.pop(0)
         _live.discard(self)
 
     # --- running things -----------------------------------------------------------------------

@@ -7,10 +7,14 @@ quit. Then the user's repo is checked unchanged, and no sandbox is left behind.
 
 from __future__ import annotations
 
+import glob
+import json
+import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 
@@ -108,3 +112,47 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
         left = [c for c in client.containers.list(all=True, filters={"label": "dgym-tui.app=dgym-tui"})
                 if c.labels.get("dgym-tui.repo") == str(example_repo)]
         assert not left, "the sandbox container was not removed on quit"
+
+
+def _app_pid(installed: str, repo) -> int | None:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(a.endswith("/dgym-tui") or a == installed for a in argv[:2]) and str(repo) in argv:
+            return int(pid)
+    return None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closing_the_terminal_removes_the_sandbox(installed, example_repo, backend, tmp_path):
+    """Closing the terminal sends SIGHUP: the app exits as on SIGTERM and removes its sandbox."""
+    if backend == "docker" and docker_engine() is None:
+        pytest.skip("no Docker engine answers here")
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    tmux = Tmux(f"dgym-hup-{backend}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
+                str(tmp_path), env)
+    try:
+        tmux.wait_for("stopped at main.py:1")
+        pid = _app_pid(installed, example_repo)
+        assert pid, "the app's process was not found"
+        if backend == "docker":
+            owned = docker_engine().containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={pid}"})
+            assert len(owned) == 1
+        else:
+            copies = [d for d in glob.glob(os.path.join(tempfile.gettempdir(), "dgym-tui-*"))
+                      if os.path.exists(os.path.join(d, "owner.json"))
+                      and json.load(open(os.path.join(d, "owner.json")))["pid"] == pid]
+            assert len(copies) == 1
+    finally:
+        tmux.close()  # the terminal goes away: SIGHUP to the app
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}"), "the app did not exit on SIGHUP"
+    if backend == "docker":
+        assert not docker_engine().containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={pid}"})
+        assert not docker_engine().volumes.list(filters={"label": f"dgym-tui.owner-pid={pid}"})
+    else:
+        assert not os.path.exists(copies[0]), "the sandbox copy was left behind"
