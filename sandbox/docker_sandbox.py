@@ -38,19 +38,31 @@ HOME = "/home/dgym"
 DEFAULT_DISK = 1024 * 1024 * 1024
 DEFAULT_TMP = 256 * 1024 * 1024
 MAX_LINKS = 40  # symlinks followed by read_bytes, as the kernel allows
+CALL_TIMEOUT = 60.0  # seconds for an ordinary engine call (create, start, inspect...)
+
+
+def upload_timeout(size: int) -> float:
+    """Seconds to allow for copying `size` bytes in: the engine unpacks and writes every file
+    before it answers, which on a busy disk takes far longer than a call's time-out."""
+    return 120.0 + size / (256 * 1024)
+
+
 PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spawn)
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
 _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 
 
-def connect(timeout: float = 5):
-    """A Docker client whose engine answered a ping, or a SandboxError saying why not."""
+def connect(timeout: float = 5, call_timeout: float = CALL_TIMEOUT):
+    """A Docker client whose engine answered a ping within `timeout`, or a SandboxError saying
+    why not. Its later calls may take `call_timeout` (a busy engine is slow, not gone); the
+    ones that move data choose their own (see upload_timeout)."""
     import docker  # the SDK takes ~0.2 s to import: only when a Docker sandbox is wanted
 
     try:
         client = docker.from_env(timeout=timeout)
         client.ping()
+        client.api.timeout = max(timeout, call_timeout)
         return client
     except Exception as e:
         where = os.environ.get("DOCKER_HOST", "the default socket")
@@ -164,13 +176,26 @@ class DockerSandbox(Sandbox):
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Create and fill the container. Any engine failure is one SandboxError line naming the
+        step (never a raw ConnectionError), and nothing is left behind."""
         import docker
+        import requests
 
-        self.client = self.client or connect()
+        step = ["connecting to the engine"]
         try:
-            self.client.images.get(self.image)
+            self._start(step)
+        except SandboxError:
+            raise
         except docker.errors.ImageNotFound:
             raise SandboxError(image_missing_message(self.image)) from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as e:
+            raise SandboxError(f"the Docker engine failed while {step[0]}: {short_error(e)}; "
+                               f"{NO_ENGINE_FIX}") from None
+
+    def _start(self, step: list[str]) -> None:
+        self.client = self.client or connect()
+        step[0] = "checking the image"
+        self.client.images.get(self.image)
         # Clearing up after crashed runs overlaps with this start (joined before it returns).
         reaper = threading.Thread(target=reap_orphans, args=(self.client,), daemon=True)
         reaper.start()
@@ -196,19 +221,30 @@ class DockerSandbox(Sandbox):
                 raise listed["error"]
             files = listed["files"]
             self.skipped = files.skipped
+            step[0] = "creating the container"
             self._create(labels, workspace_bytes=files.total_bytes + self.disk)
             # The volumes are tmpfs: they hold data only while the container runs, so it starts
             # first. Two uploads: the helpers (root's, so the program cannot rewrite them) and
             # the repo (the sandbox user's).
+            step[0] = "starting the container"
             self.container.start()
-            self.container.put_archive(BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0,
-                                                             extra=(("box", BOX_SOURCE),)))
-            self.container.put_archive(WORKSPACE, tar_stream(files, uid=SANDBOX_UID))
+            step[0] = "copying the repo in"
+            self._upload(BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0, extra=(("box", BOX_SOURCE),)),
+                         upload_timeout(0))
+            self._upload(WORKSPACE, tar_stream(files, uid=SANDBOX_UID), upload_timeout(files.total_bytes))
+            step[0] = "committing the baseline"
             self.init_repo()
             reaper.join()
         except BaseException:
             self.close()
             raise
+
+    def _upload(self, path: str, data, timeout: float) -> None:
+        """put_archive with a time-out of its own (the SDK's uses the client's, for every call)."""
+        api = self.client.api
+        response = api._put(api._url("/containers/{0}/archive", self.container.id), params={"path": path},
+                            data=data, timeout=timeout)
+        api._raise_for_status(response)
 
     def _create(self, labels: dict, workspace_bytes: int) -> None:
         """The container: read-only root; writable only /workspace (a tmpfs volume sized for the
@@ -277,8 +313,8 @@ class DockerSandbox(Sandbox):
             if "is not running" in str(e) or e.status_code == 409:
                 raise SandboxGone("the sandbox container stopped (killed from outside?): restart the sandbox") from None
             raise SandboxError(f"Docker refused: {e.explanation or e}") from None
-        except requests.exceptions.ConnectionError:
-            raise SandboxError(f"the Docker engine stopped answering: {NO_ENGINE_FIX}") from None
+        except (requests.exceptions.RequestException, docker.errors.DockerException) as e:
+            raise SandboxError(f"the Docker engine stopped answering ({short_error(e)}): {NO_ENGINE_FIX}") from None
 
     def _workdir(self, cwd: str | None) -> str:
         return posixpath.join(WORKSPACE, self.rel_path(cwd)) if cwd else WORKSPACE
@@ -358,7 +394,7 @@ class DockerSandbox(Sandbox):
             info.size, info.mode, info.uid, info.gid = len(data), 0o644, SANDBOX_UID, SANDBOX_UID
             info.mtime = int(time.time())
             tar.addfile(info, io.BytesIO(data))
-        self._api_call(self.container.put_archive, WORKSPACE, buf.getvalue())
+        self._api_call(self._upload, WORKSPACE, buf.getvalue(), upload_timeout(len(data)))
 
     def list_dir(self, path: str = ".") -> list[DirEntry]:
         full = posixpath.join(WORKSPACE, self.rel_path(path))
