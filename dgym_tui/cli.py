@@ -34,6 +34,8 @@ def _main_parser() -> argparse.ArgumentParser:
                    help="the interpreter that runs the repo's code (local and bwrap; default: the repo's "
                         ".venv or venv, else $VIRTUAL_ENV, else python3 on PATH; docker: a command in the image)")
     p.add_argument("--image", help="sandbox image for --sandbox docker (default: dgym-tui-sandbox:latest)")
+    p.add_argument("--memory", metavar="SIZE",
+                   help="the container's memory limit, e.g. 4g (docker only; default: 2g)")
     p.add_argument("--network", metavar="NAME",
                    help="give the container this Docker network (default: none, no network at all)")
     p.add_argument("-e", "--entrypoint", metavar="CMD",
@@ -119,7 +121,8 @@ def _run_app(args) -> int:
     from dgym_tui.core.session import Session
 
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
-                      entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout, python=args.python)
+                      entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout, python=args.python,
+                      memory=args.memory)
     from dgym_tui.ui.app import DgymApp
 
     try:

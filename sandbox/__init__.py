@@ -31,13 +31,15 @@ def __getattr__(name):
 
 
 def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: str | None = None,
-                   python: str | None = None, **kwargs) -> tuple[Sandbox, str | None]:
+                   python: str | None = None, memory: str | None = None,
+                   **kwargs) -> tuple[Sandbox, str | None]:
     """The sandbox to use (not started yet) and, when falling back to local, the warning to show.
 
     auto: Docker when an engine answers and the image exists, else bwrap where it can run, else
     local with a warning naming why neither could. docker / bwrap: that one or a SandboxError
     naming the fix, never a silent fallback. python: the interpreter (local and bwrap: a host
     path, default the project's own; docker: a command inside the image, default python3).
+    memory: the container's limit (docker only).
     """
     from dgym_tui.sandbox.repo_copy import check_repo_path
 
@@ -77,4 +79,6 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
 
         return (LocalSandbox(repo, python=python, **kwargs),
                 f"running locally, NOT isolated: {e}; and {bwrap_problem()}")
+    if memory:
+        kwargs["memory"] = memory
     return ds.DockerSandbox(repo, image=image, network=network, client=client, python=python, **kwargs), None

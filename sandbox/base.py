@@ -95,6 +95,31 @@ class OutputCap:
         return head + cut + tail
 
 
+def describe_status(code: int | None = None, signum: int | None = None) -> str:
+    """How a run ended that did not say so itself: by a signal, or an exit code pdb never saw."""
+    import signal
+
+    if signum is not None:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        if signum == signal.SIGKILL:
+            return ("the program was killed (SIGKILL): from outside the sandbox, or by the kernel "
+                    "when the machine ran out of memory (see dmesg)")
+        if signum == signal.SIGSEGV:
+            return "the program crashed (SIGSEGV, in native code)"
+        return f"the program was killed by {name}"
+    if code is not None:
+        return (f"the program ended with exit code {code} before pdb could report it "
+                "(os._exit, or the interpreter crashed)")
+    return "the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+
+
+READING_TERMINAL = ("the program is waiting to read the terminal (/dev/tty, as getpass does), which "
+                    "dgym-tui keeps for pdb: give it its input another way (arguments, a file)")
+
+
 @dataclass
 class DirEntry:
     name: str
@@ -174,6 +199,15 @@ class Sandbox(ABC):
     @abstractmethod
     def description(self) -> str:
         """One line for status bars and logs, e.g. 'docker dgym-tui-sandbox:latest'."""
+
+    def explain_end(self, channel: Channel) -> str | None:
+        """Why a run ended without saying so (no exit marker from the shim): one line naming the
+        cause and, where there is one, the fix. None when this sandbox cannot tell."""
+        return None
+
+    def explain_stuck(self, channel: Channel) -> str | None:
+        """Why a run that ignores Ctrl-C is stuck, when this sandbox can tell (else None)."""
+        return None
 
     # --- built on top ------------------------------------------------------------------------
 

@@ -22,8 +22,9 @@ import weakref
 
 import pexpect.fdpexpect
 
-from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Channel,
-                                   DirEntry, ExecResult, OutputCap, Sandbox)
+from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
+                                   READING_TERMINAL, Channel, DirEntry, ExecResult, OutputCap,
+                                   Sandbox, describe_status)
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 from dgym_tui.sandbox.repo_copy import SANDBOX_UID, RepoFiles, collect_files, tar_stream
 
@@ -80,6 +81,17 @@ def short_error(e: BaseException) -> str:
     return " ".join(text.split())[:300]
 
 
+def _double(size: str) -> str:
+    """'2g' -> '4g': a limit to suggest."""
+    number, unit = size[:-1], size[-1:]
+    if unit.isdigit():
+        number, unit = size, ""
+    try:
+        return f"{int(float(number) * 2)}{unit}"
+    except ValueError:
+        return "4g"
+
+
 def image_missing_message(image: str) -> str:
     return f"the sandbox image {image} is missing: build it with `dgym-tui image build`"
 
@@ -134,10 +146,10 @@ class DockerChannel(Channel):
 
     def kill(self) -> None:
         """The run and everything it left (its session, group, descendants and orphans), by the
-        in-box dgym_kill.py, which starts no process of its own: it works after a fork bomb."""
+        in-box dgym_procs.py, which starts no process of its own: it works after a fork bomb."""
         try:
             self.sandbox.exec(f'p=$(cat {self.pidfile}) && exec {self.sandbox.python} '
-                              f'{BOX_DIR}/dgym_kill.py "$p"', timeout=30)
+                              f'{BOX_DIR}/dgym_procs.py kill "$p"', timeout=30)
         except SandboxError:
             pass  # container gone: so is the process
 
@@ -160,6 +172,7 @@ class DockerSandbox(Sandbox):
         super().__init__(repo, **kwargs)
         self.python = python or "python3"  # a command inside the image
         self.disk, self.tmp_size = disk, tmp_size
+        self._oom_seen = 0  # out-of-memory kills already explained
         self._volumes: list[str] = []
         self.image, self.network = image, network
         self.memory, self.pids, self.cpus = memory, pids, cpus
@@ -211,6 +224,7 @@ class DockerSandbox(Sandbox):
         collector = threading.Thread(target=collect, daemon=True)
         collector.start()
         self.session_id = uuid.uuid4().hex[:12]
+        self._oom_seen = 0
         labels = {LABEL_APP: "dgym-tui", "dgym-tui.session": self.session_id,
                   "dgym-tui.owner-pid": str(os.getpid()), "dgym-tui.owner-host": socket.gethostname(),
                   "dgym-tui.repo": str(self.repo)}
@@ -354,6 +368,38 @@ class DockerSandbox(Sandbox):
         except Exception:  # the process may already have exited; the size then does not matter
             pass
         return DockerChannel(self, exec_id, sock, pidfile)
+
+    # --- why a run ended or is stuck -----------------------------------------------------------
+
+    def _oom_kills(self) -> int:
+        """How many processes the kernel has killed in this container for memory (its cgroup's
+        count: memory.events on cgroup v2, memory.oom_control on v1)."""
+        out = self.exec("cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control "
+                        "2>/dev/null; true", timeout=30).output
+        return sum(int(line.split()[1]) for line in out.splitlines()
+                   if line.startswith("oom_kill ") and line.split()[1].isdigit())
+
+    def explain_end(self, channel: "DockerChannel") -> str | None:
+        kills = self._oom_kills()
+        if kills > self._oom_seen:
+            self._oom_seen = kills
+            return (f"the program was killed for using more memory than the sandbox allows ({self.memory}): "
+                    f"raise the limit with --memory, e.g. --memory {_double(self.memory)}")
+        info = {"Running": True}
+        for _ in range(25):  # the engine records the exit a moment after the stream ends
+            info = self._api_call(self.client.api.exec_inspect, channel.exec_id)
+            if not info.get("Running"):
+                break
+            time.sleep(0.02)
+        code = info.get("ExitCode")
+        if info.get("Running") or code is None:
+            return None
+        return describe_status(signum=code - 128) if code > 128 else describe_status(code)
+
+    def explain_stuck(self, channel: "DockerChannel") -> str | None:
+        out = self.exec(f'p=$(cat {channel.pidfile}) && exec {self.python} {BOX_DIR}/dgym_procs.py reading "$p"',
+                        timeout=30).output
+        return READING_TERMINAL if out.strip() else None
 
     # --- files --------------------------------------------------------------------------------
 

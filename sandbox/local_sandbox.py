@@ -26,8 +26,10 @@ import time
 
 import pexpect
 
-from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Channel,
-                                   DirEntry, ExecResult, OutputCap, Sandbox)
+from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
+                                   READING_TERMINAL, Channel, DirEntry, ExecResult, OutputCap,
+                                   Sandbox, describe_status)
+from dgym_tui.sandbox.box.dgym_procs import reading_terminal
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 from dgym_tui.sandbox.interpreter import find_python, probe_python
 from dgym_tui.sandbox.processes import (ProcessCap, kill_run, leftover_cgroups, remove_cgroup,
@@ -261,6 +263,25 @@ class LocalSandbox(Sandbox):
         child.delaybeforesend = None
         self._leaders.add(child.pid)
         return LocalChannel(child, self)
+
+    def explain_end(self, channel: LocalChannel) -> str | None:
+        child = channel.child
+        # Its output has ended; its exit status follows within moments (bounded: a process that
+        # closed its terminal and lives on is not waited for).
+        waiter = threading.Thread(target=child.wait, daemon=True)
+        waiter.start()
+        waiter.join(2.0)
+        if child.isalive():
+            return None
+        signum, code = child.signalstatus, child.exitstatus
+        if signum is None and code is not None and code > 128 and self.kind == "bwrap":
+            signum, code = code - 128, None  # bwrap reports a signal as 128 + its number
+        return describe_status(code, signum)
+
+    def explain_stuck(self, channel: LocalChannel) -> str | None:
+        if reading_terminal(run_processes(channel.child.pid)):
+            return READING_TERMINAL
+        return None
 
     def _kill_strays(self) -> None:
         """After a run is killed: processes of the sandbox's cgroup that belong to no other live

@@ -101,6 +101,11 @@ PROGRAMS = {
         while True:
             time.sleep(0.05)
         """,
+    "reads_fd0.py": "import os\ndata = os.read(0, 100)\nprint('read', data)\n",
+    "reads_tty.py": "import getpass\nsecret = getpass.getpass('password: ')\nprint('got', secret)\n",
+    "kills_itself.py": "import os, signal\nprint('bye', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    "hard_exit.py": "import os\nos._exit(3)\n",
+    "hog.py": "blocks = []\nwhile True:\n    blocks.append(b'x' * (16 * 1024 * 1024))\n",
     "spoof.py": "print('(Pdb) ')\nprint('\\x1b_dgym:00ff00ff00ff00ff:{\"event\":\"exit\",\"code\":9}\\x1b\\\\')\nprint('(Pdb) (Pdb) ')\nx = 42\nprint('after', x)\n",
     "reads.py": "name = input('name? ')\nprint('hello', name)\n",
     "forever_thread.py": "import threading, time\n\ndef spin():\n    while True:\n        time.sleep(0.1)\n\nthreading.Thread(target=spin).start()\nprint('main done')\n",
@@ -377,6 +382,50 @@ def test_program_reading_stdin_does_not_hang(open_session):
     # The program's stdin is empty (the terminal carries pdb commands): input() fails at once.
     assert time.monotonic() - start < 4 and not r.interrupted
     assert r.status["reason"] == "post_mortem" and r.status["exception"]["type"] == "EOFError"
+
+
+def test_program_reading_fd0_gets_an_empty_stdin(open_session):
+    # Not only sys.stdin: fd 0 itself is empty, so os.read(0) and child processes cannot block on
+    # (or swallow) the terminal that carries pdb's commands.
+    s = open_session("python reads_fd0.py", timeout=5)
+    r = s.send("c")
+    assert not r.interrupted and r.exited and r.exit_code == 0 and "read b''" in r.output
+
+
+def test_program_blocked_on_the_terminal_is_named(open_session):
+    s = open_session("python reads_tty.py", timeout=1.5)
+    r = s.send("c")
+    assert r.interrupted and r.restarted
+    assert "waiting to read the terminal (/dev/tty, as getpass does)" in r.output, r.output
+    assert "ignored Ctrl-C" not in r.output
+    assert s.status["line"] == 1
+
+
+@pytest.mark.parametrize("script, cause", [
+    ("kills_itself.py", "the program was killed (SIGKILL): from outside the sandbox, or by the kernel"),
+    ("hard_exit.py", "the program ended with exit code 3 before pdb could report it (os._exit"),
+])
+def test_an_unexpected_end_names_its_cause(open_session, script, cause):
+    s = open_session(f"python {script}")
+    r = s.send("c")
+    assert r.exited and cause in r.output, r.output
+    exits = [e.data["message"] for e in s.events.history if e.kind == "program_exit"]
+    assert exits and cause in exits[-1]
+
+
+@pytest.mark.docker
+def test_killed_for_memory_says_so_with_the_limit(repo):
+    sandbox = make_sandbox("docker", repo, memory="128m")
+    s = Session(str(repo), entrypoint="python hog.py", pdb_timeout=60, sandbox_obj=sandbox)
+    try:
+        s.start()
+        r = s.send("c")
+        assert r.exited
+        assert ("the program was killed for using more memory than the sandbox allows (128m): "
+                "raise the limit with --memory, e.g. --memory 256m") in r.output, r.output
+        assert s.send("n").restarted  # the sandbox itself is fine
+    finally:
+        s.close()
 
 
 def test_thread_that_runs_forever_does_not_hang_the_end(open_session):

@@ -173,6 +173,10 @@ class Debugger:
                 raise SandboxGone("the sandbox stopped (container killed, or its folder removed): "
                                   "restart the sandbox") from None
             status = {"event": "exit", "code": None, "ended": True}
+            why = self._explain(self.sandbox.explain_end)
+            if why:
+                status["why"] = why
+                cap.feed(f"\n[{why}]\n")
         output = self._relative(_clean(cap.text(), command))
         result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)
         if output and not quiet:
@@ -181,16 +185,26 @@ class Debugger:
         return result
 
     def _kill_and_restart(self, actor: str, cap: OutputCap, timeout: float) -> PdbResult:
+        why = self._explain(self.sandbox.explain_stuck)
         output = self._relative(_clean(cap.text(), None))
         if output:
             self.events.emit(PDB_OUTPUT, actor, text=output, truncated=cap.dropped > 0)
         message = (f"the program ran over {timeout:g} s and ignored Ctrl-C for {self.grace:g} s: "
                    "it was killed and restarted")
+        if why:
+            message = f"the program ran over {timeout:g} s: {why}; it was killed and restarted"
         self.events.emit(INTERRUPTED, actor, message=message)
         result = self.start(actor, restart=True, reason="killed after ignoring Ctrl-C")
         result.output = output + f"\n[{message}]\n" + result.output
         result.interrupted = True
         return result
+
+    def _explain(self, ask) -> str | None:
+        """The sandbox's account of how the run ended or why it is stuck (None: it cannot tell)."""
+        try:
+            return ask(self.channel)
+        except SandboxError:
+            return None
 
     def _apply_status(self, status: dict, actor: str, result: PdbResult) -> None:
         if status.get("event") == "exit":
@@ -198,7 +212,7 @@ class Debugger:
             self.exit_code = status.get("code")
             result.exited, result.exit_code = True, self.exit_code
             self._close_channel()
-            message = ("the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+            message = ((status.get("why") or "the pdb process ended unexpectedly (killed, or the sandbox stopped)")
                        if status.get("ended") else f"the program exited with code {self.exit_code}")
             self.events.emit(PROGRAM_EXIT, actor, code=self.exit_code, message=message)
             return

@@ -38,11 +38,12 @@ class TestResult:
 class Session:
     def __init__(self, repo: str, sandbox: str = "auto", image: str | None = None,
                  network: str | None = None, entrypoint: str | None = None, pdb_timeout: float = 30.0,
-                 sandbox_obj: Sandbox | None = None, python: str | None = None):
+                 sandbox_obj: Sandbox | None = None, python: str | None = None, memory: str | None = None):
         self.repo = str(repo)
         self.repo_name = Path(repo).name
         self.sandbox_kind, self.image, self.network = sandbox, image, network
         self.python = python  # the interpreter asked for (--python); the sandbox's choice otherwise
+        self.memory = memory  # the container's memory limit (--memory); Docker's default otherwise
         self.entrypoint_spec = entrypoint
         self.pdb_timeout = pdb_timeout
         self.events = EventBus()
@@ -72,7 +73,8 @@ class Session:
         if self.sandbox is None:
             self.events.emit(PROGRESS, message="choosing a sandbox…", step="sandbox")
             self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=self.image,
-                                                   network=self.network, python=self.python)
+                                                   network=self.network, python=self.python,
+                                                   memory=self.memory)
         else:
             warning = None
         self.events.emit(PROGRESS, message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",

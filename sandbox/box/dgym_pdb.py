@@ -60,6 +60,7 @@ _QUIT = False            # the person typed q / EOF (or restart)
 _RESTART = False         # the person typed restart/run: the host should spawn a new process
 _ACTIVE = None           # the debugger running the program (breakpoint() reuses it)
 _MAIN_PID = None         # the process that talks to the host; a forked child never does
+_TTY_IN = None           # pdb's own handle on the terminal (the program's stdin is empty)
 
 REPR_CHARS = 200         # per value
 LOCALS_MAX_NAMES = 50
@@ -286,6 +287,8 @@ def _after_fork_in_child():
     try:
         fd = os.open(os.devnull, os.O_RDONLY)
         os.dup2(fd, 0)
+        if _TTY_IN is not None:  # pdb's handle on the terminal is the parent's alone
+            os.dup2(fd, _TTY_IN.fileno())
         os.close(fd)
         sys.stdin = sys.__stdin__ = open(os.devnull)
     except OSError:
@@ -328,7 +331,7 @@ class DgymPdb(pdb.Pdb):
         with _NoReadline():
             # An explicit stdout makes cmd use stdout.write(prompt) + stdin.readline() instead of
             # input(): no readline, and the prompt (marker included) is written verbatim.
-            super().__init__(completekey, stdin or sys.__stdin__, stdout or sys.__stdout__,
+            super().__init__(completekey, stdin or _TTY_IN or sys.__stdin__, stdout or sys.__stdout__,
                              skip=SKIP_MODULES if skip is None else skip, **kwargs)
         if _ACTIVE is not None:
             # pytest's post-mortem instances and `debug`'s: one set of breakpoints for all, so
@@ -885,9 +888,16 @@ def main():
     os.environ.pop("FORCE_COLOR", None)
     _setup_terminal()
     specs = _handshake()
-    # The program reads an empty stdin (input() gets EOF at once): the terminal carries pdb
-    # commands, and a program waiting on it would swallow them.
-    sys.stdin = open(os.devnull)
+    # The terminal carries pdb commands: pdb keeps its own handle on it, and the program's
+    # stdin, fd 0 included (os.read(0), children it starts), is empty: reading it gets EOF at
+    # once instead of swallowing the commands. Only /dev/tty still reaches the terminal.
+    global _TTY_IN
+    _TTY_IN = io.TextIOWrapper(io.FileIO(os.dup(0), "r"), encoding=sys.__stdin__.encoding,
+                               errors=sys.__stdin__.errors, line_buffering=True)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = sys.__stdin__ = open(os.devnull)
 
     dbg = _ACTIVE = DgymPdb()
     pdb.set_trace = _set_trace  # breakpoint() goes through sys.breakpointhook -> pdb.set_trace

@@ -1,8 +1,9 @@
-"""dgym_kill: end a run inside a container, leaving none of its processes behind (stdlib only).
+"""dgym_procs: the processes of a run inside a container (stdlib only).
 
-    python3 dgym_kill.py PID
+    python3 dgym_procs.py kill PID       end the run, leaving none of its processes behind
+    python3 dgym_procs.py reading PID    print the pids of the run blocked reading a terminal
 
-Kills, until none is left: the run started as session leader PID, everything in its session or
+kill: kills, until none is left: the run started as session leader PID, everything in its session or
 process group, their descendants, and orphans (processes adopted by PID 1, the container's init)
 other than the container's own main process. A run that forked, left its session and was
 orphaned is caught by the last rule. Reads /proc and signals directly: it starts no process, so
@@ -53,8 +54,52 @@ def targets(leader):
     return found - spare
 
 
+# The read(2) system call's number, as /proc/PID/syscall shows it first.
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}
+
+
+def reading_terminal(pids):
+    """Those of pids blocked in read() on a terminal (a pty, /dev/tty, the console)."""
+    number = READ_SYSCALL.get(os.uname().machine)
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/syscall") as fh:
+                fields = fh.read().split()
+            if len(fields) < 2 or fields[0] != number:
+                continue
+            target = os.readlink(f"/proc/{pid}/fd/{int(fields[1], 16)}")
+        except (OSError, ValueError):
+            continue
+        if target.startswith(("/dev/pts/", "/dev/tty")) or target == "/dev/console":
+            found.append(pid)
+    return found
+
+
+def run_pids(leader):
+    """The run's processes: its session, group and descendants (no orphans)."""
+    procs = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            info = _stat(name)
+            if info is not None:
+                procs[int(name)] = info
+    found = {pid for pid, (_, pgid, sid, _) in procs.items() if leader in (pid, pgid, sid)}
+    grew = True
+    while grew:
+        grew = False
+        for pid, (ppid, _, _, _) in procs.items():
+            if ppid in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return sorted(found)
+
+
 def main():
-    leader = int(sys.argv[1])
+    action, leader = sys.argv[1], int(sys.argv[2])
+    if action == "reading":
+        print(" ".join(map(str, reading_terminal(run_pids(leader)))))
+        return 0
     for _ in range(200):
         pids = targets(leader)
         if not pids:
