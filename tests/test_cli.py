@@ -56,6 +56,12 @@ def test_doctor_without_engine_explains_and_names_keys_only(monkeypatch):
     lines = out.stdout.splitlines()
     assert any(ln.startswith("[ ok ] git:") for ln in lines)
     assert any(ln.startswith("[warn] docker engine:") and "start Docker" in ln for ln in lines)
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
+    if bwrap_problem() is None:
+        assert any(ln.startswith("[ ok ] bwrap: bubblewrap") and "can make a sandbox here" in ln for ln in lines)
+    else:
+        assert any(ln.startswith("[warn] bwrap:") and "apt-get install bubblewrap" in ln for ln in lines)
     assert any("ANTHROPIC_API_KEY" in ln for ln in lines)
     assert "sk-secret-value" not in out.stdout
     assert out.returncode == 0
