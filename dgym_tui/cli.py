@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import threading
+import time
+from collections.abc import Callable
 
 from dgym_tui import __version__
 
@@ -63,15 +67,32 @@ def _image_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _install_signal_handlers() -> None:
-    # SIGTERM, and SIGHUP (the terminal closed), become a normal exit, so the sandbox is removed
-    # (atexit and the app's own close); SIGKILL cannot be caught, and the next start reaps what
-    # it leaves.
+EXIT_GRACE = 5.0  # seconds a signalled exit may take before the process ends regardless
+
+
+def _exit_after(seconds: float, code: int) -> None:
+    time.sleep(seconds)
+    os._exit(code)
+
+
+def _install_signal_handlers(cleanup: Callable[[], None] | None = None) -> None:
+    """SIGTERM, and SIGHUP (the terminal closed), remove the sandbox (`cleanup`, then atexit),
+    then exit normally. SIGKILL cannot be caught: the next start reaps what it leaves."""
     def leave(signum, _frame):
         # Once: a second signal (a closing terminal sends more than one) must not cut the
         # clean-up short.
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)
+        # A closing terminal also sends SIGCONT, which the UI would answer by redrawing a screen
+        # that is going away.
+        signal.signal(signal.SIGCONT, signal.SIG_DFL)
+        if cleanup is not None:
+            # First, before any of the UI's shutdown can hang on a terminal that is gone.
+            cleanup()
+        # The UI's worker threads may be waiting on its event loop, which this exit stops: the
+        # interpreter would wait for them forever. Give the normal exit (terminal restored,
+        # atexit) a few seconds, then end.
+        threading.Thread(target=_exit_after, args=(EXIT_GRACE, 128 + signum), daemon=True).start()
         sys.exit(128 + signum)
 
     signal.signal(signal.SIGTERM, leave)
@@ -117,12 +138,12 @@ def _run_app(args) -> int:
         from dgym_tui.sandbox.interpreter import find_python
 
         find_python(repo, args.python)  # so does a bad --python
-    _install_signal_handlers()
     from dgym_tui.core.session import Session
 
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
                       entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout, python=args.python,
                       memory=args.memory)
+    _install_signal_handlers(lambda: session.sandbox is not None and session.sandbox.close())
     from dgym_tui.ui.app import DgymApp
 
     try:

@@ -334,10 +334,10 @@ class LocalSandbox(Sandbox):
         return sorted((e for e in entries if e.name != ".git"), key=lambda e: (not e.is_dir, e.name))
 
     def close(self) -> None:
-        if self.cap is not None:
-            self.cap.close()
-            self.cap = None
-        if self.tmp:
-            kill_run(-1, self.tmp)  # anything still working in the copy
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
+        cap, self.cap = self.cap, None
+        if cap is not None:
+            cap.close()
+        tmp, self.tmp = self.tmp, None
+        if tmp:
+            kill_run(-1, tmp)  # anything still working in the copy
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -70,35 +70,35 @@ class ProcessCap:
             resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
 
     def members(self) -> list[int]:
-        if self.cgroup is None:
+        cgroup = self.cgroup
+        if cgroup is None:
             return []
         try:
-            return [int(p) for p in (self.cgroup / "cgroup.procs").read_text().split()]
+            return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
         except OSError:
             return []
 
-    def kill_all(self) -> None:
-        """Kill every process in the cgroup (no-op without one)."""
-        if self.cgroup is None:
+    def close(self) -> None:
+        """Kill every process left in the cgroup and remove it. Safe to call twice, from two
+        threads (the app's quit and its exit handler may both close the sandbox)."""
+        cgroup, self.cgroup = self.cgroup, None
+        if cgroup is None:
             return
-        kill_file = self.cgroup / "cgroup.kill"
-        if kill_file.exists():
+        kill_file = cgroup / "cgroup.kill"
+        if kill_file.exists():  # cgroup v2 on Linux 5.14+: the kernel kills them all at once
             try:
                 kill_file.write_text("1")
             except OSError:
                 pass
-        _kill_until_gone(self.members)
-
-    def close(self) -> None:
-        """Kill what is left and remove the cgroup."""
-        if self.cgroup is None:
-            return
-        self.kill_all()
-        remove_cgroup(self.cgroup)
-        self.cgroup = None
+        remove_cgroup(cgroup)
 
 
 def remove_cgroup(path: Path) -> None:
+    """Kill what runs in the cgroup, then remove it."""
+    try:
+        _kill_until_gone(lambda: [int(p) for p in (path / "cgroup.procs").read_text().split()])
+    except OSError:
+        pass
     for _ in range(50):  # the kernel takes a moment to let go of processes just killed
         try:
             path.rmdir()
