@@ -150,12 +150,12 @@ class LocalSandbox(Sandbox):
             shutil.copytree(BOX_SOURCE, self.box_dir, ignore=shutil.ignore_patterns("__pycache__"))
             self._copy_in(files)
             self.cap = ProcessCap(self.session_id, self.pids)
+            self.init_repo()  # git needs no word from the interpreter: the probe runs meanwhile
             prober.join()
             if "error" in probed:
                 raise probed["error"]
             self.python_info = probed["info"]
             self.python = self.python_info.executable
-            self.init_repo()
             reaper.join()
         except BaseException:
             self.close()
