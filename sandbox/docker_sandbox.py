@@ -137,6 +137,27 @@ def reap_orphans(client) -> list[str]:
     return removed
 
 
+class _Call:
+    """fn(*args) on a thread of its own; result() waits for it and re-raises what it raised."""
+
+    def __init__(self, fn, *args):
+        self._out: dict = {}
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args):
+        try:
+            self._out["value"] = fn(*args)
+        except BaseException as e:  # re-raised by result()
+            self._out["error"] = e
+
+    def result(self):
+        self._thread.join()
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out.get("value")
+
+
 class DockerChannel(Channel):
     def __init__(self, sandbox: "DockerSandbox", exec_id: str, sock, pidfile: str):
         self.sandbox, self.exec_id, self.sock, self.pidfile = sandbox, exec_id, sock, pidfile
@@ -243,9 +264,11 @@ class DockerSandbox(Sandbox):
             step[0] = "starting the container"
             self.container.start()
             step[0] = "copying the repo in"
-            self._upload(BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0, extra=(("box", BOX_SOURCE),)),
-                         upload_timeout(0))
+            # The helpers go in beside the repo, each upload on its own connection.
+            box_upload = _Call(self._upload, BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0,
+                                                                   extra=(("box", BOX_SOURCE),)), upload_timeout(0))
             self._upload(WORKSPACE, tar_stream(files, uid=SANDBOX_UID), upload_timeout(files.total_bytes))
+            box_upload.result()
             step[0] = "committing the baseline"
             self.init_repo()
             reaper.join()
@@ -263,17 +286,17 @@ class DockerSandbox(Sandbox):
     def _create(self, labels: dict, workspace_bytes: int) -> None:
         """The container: read-only root; writable only /workspace (a tmpfs volume sized for the
         repo plus `disk`), the home and /tmp (tmpfs, sized); the helpers in a volume of root's."""
-        from docker.types import Mount
+        from docker.types import DriverConfig, Mount
 
-        def volume(role: str, options: str) -> str:
+        def volume(target: str, role: str, options: str) -> Mount:
+            # Made by the engine with the container (no call of its own), removed by close().
             name = f"dgym-tui-{self.session_id}-{role}"
-            self.client.volumes.create(name, driver="local", labels=labels,
-                                       driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options})
             self._volumes.append(name)
-            return name
+            return Mount(target, name, type="volume", labels=labels,
+                         driver_config=DriverConfig("local", {"type": "tmpfs", "device": "tmpfs", "o": options}))
 
-        workspace = volume("workspace", f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755")
-        box = volume("box", "size=16m,uid=0,gid=0,mode=0755")
+        mounts = [volume(WORKSPACE, "workspace", f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"),
+                  volume(BOX_MOUNT, "box", "size=16m,uid=0,gid=0,mode=0755")]
         self.container = self.client.containers.create(
             self.image,
             command=["sleep", "infinity"],
@@ -288,7 +311,7 @@ class DockerSandbox(Sandbox):
             pids_limit=self.pids,
             nano_cpus=int(self.cpus * 1e9),
             read_only=True,
-            mounts=[Mount(WORKSPACE, workspace, type="volume"), Mount(BOX_MOUNT, box, type="volume")],
+            mounts=mounts,
             tmpfs={"/tmp": f"size={self.tmp_size},mode=1777",
                    HOME: f"size={self.tmp_size},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"},
             environment={"HOME": HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
