@@ -40,6 +40,8 @@ def installed(tmp_path_factory) -> str:
 
 
 class Tmux:
+    # Named with the test run's pid: several suites may share one tmux server, and a session of
+    # the same name is killed first.
     def __init__(self, name: str, command: str, cwd: str, env: dict[str, str]):
         self.name = name
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
@@ -79,7 +81,7 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
         pytest.skip("no Docker engine answers here")
     before = tree_hash(example_repo)
     env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    tmux = Tmux(f"dgym-e2e-{backend}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
+    tmux = Tmux(f"dgym-e2e-{backend}-{os.getpid()}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
                 str(tmp_path), env)
     try:
         screen = tmux.wait_for("stopped at main.py:1")
@@ -131,7 +133,7 @@ def test_closing_the_terminal_removes_the_sandbox(installed, example_repo, backe
     if backend == "docker" and docker_engine() is None:
         pytest.skip("no Docker engine answers here")
     env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    tmux = Tmux(f"dgym-hup-{backend}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
+    tmux = Tmux(f"dgym-hup-{backend}-{os.getpid()}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
                 str(tmp_path), env)
     try:
         tmux.wait_for("stopped at main.py:1")
