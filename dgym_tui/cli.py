@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import threading
+import time
+from collections.abc import Callable
 
 from dgym_tui import __version__
 
@@ -13,7 +17,8 @@ SUBCOMMANDS = ("doctor", "image", "run", "replay", "resume", "demo")
 DESCRIPTION = """\
 Debug a Python repository in a terminal UI, side by side with an AI agent. The repo's code runs
 in a sandbox (a Docker container when an engine answers and the sandbox image exists, else a
-temporary local copy, NOT isolated); your checkout is never modified.
+bubblewrap jail where bwrap can run, else a temporary local copy, NOT isolated); your checkout
+is never modified.
 
 With --model, an LLM agent debugs beside you: every action it proposes waits for your approval
 (--mode step) or only those the policy marks `ask` (--mode auto).
@@ -29,9 +34,15 @@ other commands:
 
 
 def _sandbox_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto",
-                   help="where the code runs (default: auto = docker if available, else local with a warning)")
+    p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
+                   help="where the code runs (default: auto = docker if available, else bwrap, "
+                        "else local with a warning); docker and bwrap never fall back")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter that runs the repo's code (local and bwrap; default: the repo's "
+                        ".venv or venv, else $VIRTUAL_ENV, else python3 on PATH; docker: a command in the image)")
     p.add_argument("--image", help="sandbox image for --sandbox docker (default: dgym-tui-sandbox:latest)")
+    p.add_argument("--memory", metavar="SIZE",
+                   help="the container's memory limit, e.g. 4g (docker only; default: 2g)")
     p.add_argument("--network", metavar="NAME",
                    help="give the container this Docker network (default: none, no network at all)")
     p.add_argument("-e", "--entrypoint", metavar="CMD",
@@ -116,10 +127,42 @@ def _image_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _install_signal_handlers() -> None:
-    # SIGTERM becomes a normal exit, so atexit removes the sandbox container; SIGKILL cannot be
-    # caught, and the next start reaps what it leaves.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+EXIT_GRACE = 5.0  # seconds a signalled exit may take before the process ends regardless
+
+
+def _exit_after(seconds: float, code: int) -> None:
+    time.sleep(seconds)
+    os._exit(code)
+
+
+def _install_signal_handlers(cleanup: Callable[[], None] | None = None) -> None:
+    """SIGTERM, and SIGHUP (the terminal closed), remove the sandbox (`cleanup`, then atexit),
+    then exit normally. SIGKILL cannot be caught: the next start reaps what it leaves."""
+    def leave(signum, _frame):
+        # Once: a second signal (a closing terminal sends more than one) must not cut the
+        # clean-up short.
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        # A closing terminal also sends SIGCONT, which the UI would answer by redrawing a screen
+        # that is going away.
+        signal.signal(signal.SIGCONT, signal.SIG_DFL)
+        if cleanup is not None:
+            # First, before any of the UI's shutdown can hang on a terminal that is gone.
+            cleanup()
+        # The UI's worker threads may be waiting on its event loop, which this exit stops: the
+        # interpreter would wait for them forever. Give the normal exit (terminal restored,
+        # atexit) a few seconds, then end.
+        threading.Thread(target=_exit_after, args=(EXIT_GRACE, 128 + signum), daemon=True).start()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGHUP, leave)
+
+
+def _close_sandbox(session) -> None:
+    sandbox = getattr(session, "sandbox", None)
+    if sandbox is not None:
+        sandbox.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +180,6 @@ def main(argv: list[str] | None = None) -> int:
             args = _run_parser().parse_args(argv[1:])
             if not args.model and not _configured_model():
                 _run_parser().error("give --model (or set model in config.toml [agent])")
-            _install_signal_handlers()
             from dgym_tui import headless
 
             return headless.run(args)
@@ -206,10 +248,10 @@ def _replay(args, recording=None) -> int:
     except ValueError as e:
         print(f"dgym-tui replay: {e}", file=sys.stderr)
         return 2
-    _install_signal_handlers()
     from dgym_tui.ui.app import DgymApp
 
     app = DgymApp(recording=recording, theme=args.theme, agent_settings=settings)
+    _install_signal_handlers(lambda: _close_sandbox(app.session))  # a take-over makes one
     try:
         app.run()
     finally:  # a take-over made a live session: close it
@@ -247,8 +289,8 @@ def _resume(args) -> int:
     if not settings.model and recording.header.get("model", "") and \
             str(recording.header.get("model")).startswith("scripted:"):
         settings.model = recording.header["model"]  # a scripted agent goes on with its script
-    _install_signal_handlers()
     session = Session.resume(recording, changed=changed)
+    _install_signal_handlers(lambda: _close_sandbox(session))
     writer = SessionWriter.append(args.session, session)
     from dgym_tui.ui.app import DgymApp
 
@@ -270,7 +312,10 @@ def _run_app(args) -> int:
         repo = example_path()
     else:
         repo = check_repo_path(args.repo)  # a bad path fails here, before any UI
-    _install_signal_handlers()
+    if args.python:
+        from dgym_tui.sandbox.interpreter import find_python
+
+        find_python(repo, args.python)  # so does a bad --python
     from dgym_tui.core.session import Session
 
     from dgym_tui.config import AgentSettings
@@ -283,7 +328,9 @@ def _run_app(args) -> int:
         print(f"dgym-tui: {e}", file=sys.stderr)
         return 2
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
-                      entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout)
+                      entrypoint=args.entrypoint, pdb_timeout=args.pdb_timeout, python=args.python,
+                      memory=args.memory)
+    _install_signal_handlers(lambda: _close_sandbox(session))
     from dgym_tui.core.session_file import SessionWriter
     from dgym_tui.ui.app import DgymApp
 

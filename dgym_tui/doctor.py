@@ -50,7 +50,8 @@ def check_docker(image: str) -> list[Check]:
         client = connect(timeout=5)
     except SandboxError as e:
         return [Check("warn", "docker engine", str(e).split(":", 1)[0],
-                      "start Docker (or set DOCKER_HOST); until then dgym-tui runs locally, NOT isolated")]
+                      "start Docker (or set DOCKER_HOST); until then dgym-tui runs in bwrap, or locally "
+                      "(NOT isolated) where bwrap cannot run")]
     version = client.version().get("Version", "?")
     where = os.environ.get("DOCKER_HOST", "local socket")
     checks = [Check("ok", "docker engine", f"version {version} ({where})")]
@@ -76,6 +77,19 @@ def check_docker(image: str) -> list[Check]:
     return checks
 
 
+def check_bwrap() -> Check:
+    """bwrap: the isolated sandbox where Docker is missing (auto's second choice)."""
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
+    problem = bwrap_problem()
+    if problem:
+        return Check("warn", "bwrap", problem.split(":", 1)[0],
+                     "apt-get install bubblewrap (and allow unprivileged user namespaces); "
+                     "without Docker or bwrap dgym-tui runs locally, NOT isolated")
+    out = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
+    return Check("ok", "bwrap", f"{out}, can make a sandbox here")
+
+
 def check_terminal() -> Check:
     size = shutil.get_terminal_size(fallback=(0, 0))
     colors = "truecolor" if os.environ.get("COLORTERM") in ("truecolor", "24bit") else (
@@ -97,8 +111,8 @@ def check_llm_keys() -> Check:
 def run(image: str | None = None, out=print) -> int:
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE
 
-    checks = [check_python(), check_git(), *check_docker(image or DEFAULT_IMAGE), check_terminal(),
-              check_llm_keys()]
+    checks = [check_python(), check_git(), *check_docker(image or DEFAULT_IMAGE), check_bwrap(),
+              check_terminal(), check_llm_keys()]
     for c in checks:
         out(c.line())
     return 1 if any(c.level == "fail" for c in checks) else 0

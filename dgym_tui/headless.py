@@ -85,7 +85,10 @@ def run(args) -> int:
         print(f"dgym-tui run: {e}", file=sys.stderr)
         return 2
     session = Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
-                      entrypoint=args.entrypoint)
+                      entrypoint=args.entrypoint, python=args.python, memory=args.memory)
+    from dgym_tui.cli import _close_sandbox, _install_signal_handlers
+
+    _install_signal_handlers(lambda: _close_sandbox(session))
     writer = None
     if args.session:
         from dgym_tui.core.session_file import SessionWriter

@@ -11,6 +11,9 @@ from dgym_tui.sandbox import SandboxError
 from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
 DEFAULT_BASE = "python:3.12-slim"
+# A build step (apt-get on a slow mirror) may print nothing for a long while: the engine's
+# answer may take this long between two lines before the build counts as stuck.
+BUILD_TIMEOUT = 3600
 
 
 def dockerfile_path() -> Path:
@@ -35,12 +38,27 @@ def _context() -> io.BytesIO:
 def build_image(base: str = DEFAULT_BASE, tag: str = DEFAULT_IMAGE, network: str | None = None,
                 progress: Callable[[str], None] = print) -> str:
     """Build the image, streaming each line of progress; returns the image id."""
-    client = connect(timeout=600)
+    client = connect(timeout=10, call_timeout=60)
     progress(f"building {tag} from {dockerfile_path()} on base {base}")
+    import docker
+    import requests
+
+    try:
+        image_id = _build(client, base, tag, network, progress)
+    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as e:
+        from dgym_tui.sandbox.docker_sandbox import short_error
+
+        raise SandboxError(f"image build failed: the Docker engine stopped answering ({short_error(e)})") from None
+    progress(f"built {tag}")
+    return image_id or tag
+
+
+def _build(client, base: str, tag: str, network: str | None, progress: Callable[[str], None]) -> str | None:
     image_id = None
     for chunk in client.api.build(fileobj=_context(), custom_context=True, tag=tag, rm=True,
                                   forcerm=True, buildargs={"BASE": base}, decode=True,
-                                  network_mode=network, labels={"dgym-tui.app": "image"}):
+                                  network_mode=network, labels={"dgym-tui.app": "image"},
+                                  timeout=BUILD_TIMEOUT):
         if "stream" in chunk:
             for line in chunk["stream"].splitlines():
                 if line.strip():
@@ -54,5 +72,4 @@ def build_image(base: str = DEFAULT_BASE, tag: str = DEFAULT_IMAGE, network: str
             if "pull access denied" in msg or "not found" in msg or "no such host" in msg:
                 msg += " (no registry? build a base offline: sandbox/build-offline-base.sh, then --base dgym-tui-base:offline)"
             raise SandboxError(f"image build failed: {msg}")
-    progress(f"built {tag}")
-    return image_id or tag
+    return image_id

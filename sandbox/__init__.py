@@ -1,7 +1,8 @@
 """Where the code under debug runs (installed as ``dgym_tui.sandbox``).
 
-One protocol (`Sandbox`), two backends: `DockerSandbox` (isolated, the default when an engine
-answers and the image exists) and `LocalSandbox` (a temporary copy, NOT isolated).
+One protocol (`Sandbox`), three backends: `DockerSandbox` (isolated, the default when an engine
+answers and the image exists), `BwrapSandbox` (a temporary copy inside a bubblewrap jail,
+isolated, where bwrap can run) and `LocalSandbox` (a temporary copy, NOT isolated).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ if TYPE_CHECKING:
     from dgym_tui.sandbox.base import Sandbox
 
 __all__ = ["Channel", "DirEntry", "ExecResult", "Sandbox", "SandboxError", "SandboxGone",
-           "LocalSandbox", "DockerSandbox", "choose_sandbox"]
+           "LocalSandbox", "BwrapSandbox", "DockerSandbox", "choose_sandbox"]
 
 # Loaded on first use: the backends import pexpect, tarfile and the docker SDK, which the UI's
 # first frame does not need.
 _LAZY = {"Channel": "base", "DirEntry": "base", "ExecResult": "base", "Sandbox": "base",
-         "LocalSandbox": "local_sandbox", "DockerSandbox": "docker_sandbox"}
+         "LocalSandbox": "local_sandbox", "BwrapSandbox": "bwrap_sandbox", "DockerSandbox": "docker_sandbox"}
 
 
 def __getattr__(name):
@@ -30,21 +31,32 @@ def __getattr__(name):
 
 
 def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: str | None = None,
+                   python: str | None = None, memory: str | None = None,
                    **kwargs) -> tuple[Sandbox, str | None]:
     """The sandbox to use (not started yet) and, when falling back to local, the warning to show.
 
-    auto: Docker when an engine answers and the image exists, else local with a warning.
-    docker: Docker or a SandboxError naming the fix; never a silent fallback.
+    auto: Docker when an engine answers and the image exists, else bwrap where it can run, else
+    local with a warning naming why neither could. docker / bwrap: that one or a SandboxError
+    naming the fix, never a silent fallback. python: the interpreter (local and bwrap: a host
+    path, default the project's own; docker: a command inside the image, default python3).
+    memory: the container's limit (docker only).
     """
     from dgym_tui.sandbox.repo_copy import check_repo_path
 
-    from dgym_tui.sandbox.local_sandbox import LocalSandbox
-
     check_repo_path(repo)
+    if kind not in ("auto", "docker", "bwrap", "local"):
+        raise SandboxError(f"unknown sandbox {kind!r}: use docker, bwrap, local or auto")
     if kind == "local":
-        return LocalSandbox(repo, **kwargs), None
-    if kind not in ("auto", "docker"):
-        raise SandboxError(f"unknown sandbox {kind!r}: use docker, local or auto")
+        from dgym_tui.sandbox.local_sandbox import LocalSandbox
+
+        return LocalSandbox(repo, python=python, **kwargs), None
+    from dgym_tui.sandbox.bwrap_sandbox import BwrapSandbox, bwrap_problem
+
+    if kind == "bwrap":
+        problem = bwrap_problem()
+        if problem:
+            raise SandboxError(problem)
+        return BwrapSandbox(repo, python=python, **kwargs), None
     from dgym_tui.sandbox import docker_sandbox as ds
 
     image = image or ds.DEFAULT_IMAGE
@@ -56,8 +68,17 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
             client.images.get(image)
         except docker.errors.ImageNotFound:
             raise SandboxError(ds.image_missing_message(image)) from None
+        except docker.errors.DockerException as e:
+            raise SandboxError(f"the Docker engine failed to answer about {image}: {ds.short_error(e)}") from None
     except SandboxError as e:
         if kind == "docker":
             raise
-        return LocalSandbox(repo, **kwargs), f"running locally, NOT isolated: {e}"
-    return ds.DockerSandbox(repo, image=image, network=network, client=client, **kwargs), None
+        if bwrap_problem() is None:
+            return BwrapSandbox(repo, python=python, **kwargs), None
+        from dgym_tui.sandbox.local_sandbox import LocalSandbox
+
+        return (LocalSandbox(repo, python=python, **kwargs),
+                f"running locally, NOT isolated: {e}; and {bwrap_problem()}")
+    if memory:
+        kwargs["memory"] = memory
+    return ds.DockerSandbox(repo, image=image, network=network, client=client, python=python, **kwargs), None

@@ -12,6 +12,7 @@ import shlex
 import threading
 import uuid
 from abc import ABC, abstractmethod
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,29 +42,82 @@ class ExecResult:
 
 
 class OutputCap:
-    """Keeps the first `limit` units (bytes, or characters of text) of a stream and counts the
-    rest, so a flood of output costs no memory; text() ends with a visible truncation marker."""
+    """Keeps the first and the last `limit // 2` units (bytes, or characters of text) of a
+    stream and counts what is cut between them: a flood of output costs no memory, and what
+    matters most often comes last (a traceback after megabytes of logs). text() marks the cut."""
 
     def __init__(self, limit: int):
         self.limit = limit
-        self.parts: list = []
-        self.kept = 0
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head: list = []
+        self.head_len = 0
+        self.tail: deque = deque()
+        self.tail_len = 0
         self.dropped = 0
+        self.unit = "characters"
 
     def feed(self, chunk: bytes | str) -> None:
-        room = self.limit - self.kept
+        if not chunk:
+            return
+        if isinstance(chunk, (bytes, bytearray)):
+            self.unit = "bytes"
+        room = self.head_limit - self.head_len
         if room > 0:
-            self.parts.append(chunk[:room])
-            self.kept += min(room, len(chunk))
-        self.dropped += max(0, len(chunk) - max(room, 0))
+            self.head.append(chunk[:room])
+            self.head_len += min(room, len(chunk))
+            chunk = chunk[room:]
+            if not chunk:
+                return
+        self.tail.append(chunk)
+        self.tail_len += len(chunk)
+        while self.tail_len - len(self.tail[0]) >= self.tail_limit:
+            gone = self.tail.popleft()
+            self.tail_len -= len(gone)
+            self.dropped += len(gone)
+        excess = self.tail_len - self.tail_limit
+        if excess > 0:
+            self.tail[0] = self.tail[0][excess:]
+            self.tail_len -= excess
+            self.dropped += excess
+
+    @staticmethod
+    def _join(parts) -> str:
+        if parts and isinstance(parts[0], (bytes, bytearray)):
+            return b"".join(parts).decode("utf-8", errors="replace")
+        return "".join(parts)
 
     def text(self) -> str:
-        parts = [p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in self.parts]
-        out = "".join(parts)
-        if self.dropped:
-            unit = "bytes" if self.parts and isinstance(self.parts[0], bytes) else "characters"
-            out += f"\n[... output truncated: {self.dropped} more {unit} not shown ...]\n"
-        return out
+        head, tail = self._join(self.head), self._join(list(self.tail))
+        if not self.dropped:
+            return head + tail
+        cut = f"\n[... output truncated: {self.dropped} {self.unit} cut here; the start and the end are kept ...]\n"
+        return head + cut + tail
+
+
+def describe_status(code: int | None = None, signum: int | None = None) -> str:
+    """How a run ended that did not say so itself: by a signal, or an exit code pdb never saw."""
+    import signal
+
+    if signum is not None:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        if signum == signal.SIGKILL:
+            return ("the program was killed (SIGKILL): from outside the sandbox, or by the kernel "
+                    "when the machine ran out of memory (see dmesg)")
+        if signum == signal.SIGSEGV:
+            return "the program crashed (SIGSEGV, in native code)"
+        return f"the program was killed by {name}"
+    if code is not None:
+        return (f"the program ended with exit code {code} before pdb could report it "
+                "(os._exit, or the interpreter crashed)")
+    return "the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+
+
+READING_TERMINAL = ("the program is waiting to read the terminal (/dev/tty, as getpass does), which "
+                    "dgym-tui keeps for pdb: give it its input another way (arguments, a file)")
 
 
 @dataclass
@@ -145,6 +199,15 @@ class Sandbox(ABC):
     @abstractmethod
     def description(self) -> str:
         """One line for status bars and logs, e.g. 'docker dgym-tui-sandbox:latest'."""
+
+    def explain_end(self, channel: Channel) -> str | None:
+        """Why a run ended without saying so (no exit marker from the shim): one line naming the
+        cause and, where there is one, the fix. None when this sandbox cannot tell."""
+        return None
+
+    def explain_stuck(self, channel: Channel) -> str | None:
+        """Why a run that ignores Ctrl-C is stuck, when this sandbox can tell (else None)."""
+        return None
 
     # --- built on top ------------------------------------------------------------------------
 

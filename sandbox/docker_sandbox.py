@@ -22,31 +22,74 @@ import weakref
 
 import pexpect.fdpexpect
 
-from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Channel,
-                                   DirEntry, ExecResult, OutputCap, Sandbox)
+from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
+                                   READING_TERMINAL, Channel, DirEntry, ExecResult, OutputCap,
+                                   Sandbox, describe_status)
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
-from dgym_tui.sandbox.repo_copy import SANDBOX_UID, collect_files, tar_stream
+from dgym_tui.sandbox.repo_copy import SANDBOX_UID, RepoFiles, collect_files, tar_stream
 
 DEFAULT_IMAGE = "dgym-tui-sandbox:latest"
 LABEL_APP = "dgym-tui.app"
 WORKSPACE = "/workspace"
+BOX_MOUNT = "/dgym"
 BOX_DIR = "/dgym/box"
+HOME = "/home/dgym"
+# What the program may write: the repo's size plus DEFAULT_DISK in /workspace, DEFAULT_TMP in
+# /tmp and as much in the home. tmpfs: it counts against the memory limit too.
+DEFAULT_DISK = 1024 * 1024 * 1024
+DEFAULT_TMP = 256 * 1024 * 1024
+MAX_LINKS = 40  # symlinks followed by read_bytes, as the kernel allows
+CALL_TIMEOUT = 60.0  # seconds for an ordinary engine call (create, start, inspect...)
+
+
+def upload_timeout(size: int) -> float:
+    """Seconds to allow for copying `size` bytes in: the engine unpacks and writes every file
+    before it answers, which on a busy disk takes far longer than a call's time-out."""
+    return 120.0 + size / (256 * 1024)
+
+
+PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spawn)
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
 _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 
 
-def connect(timeout: float = 5):
-    """A Docker client whose engine answered a ping, or a SandboxError saying why not."""
+def connect(timeout: float = 5, call_timeout: float = CALL_TIMEOUT):
+    """A Docker client whose engine answered a ping within `timeout`, or a SandboxError saying
+    why not. Its later calls may take `call_timeout` (a busy engine is slow, not gone); the
+    ones that move data choose their own (see upload_timeout)."""
     import docker  # the SDK takes ~0.2 s to import: only when a Docker sandbox is wanted
 
     try:
         client = docker.from_env(timeout=timeout)
         client.ping()
+        client.api.timeout = max(timeout, call_timeout)
         return client
     except Exception as e:
         where = os.environ.get("DOCKER_HOST", "the default socket")
         raise SandboxError(f"no Docker engine answers at {where} ({type(e).__name__}): {NO_ENGINE_FIX}") from None
+
+
+def short_error(e: BaseException) -> str:
+    """One line for an engine failure: the engine's explanation, else the exception's gist."""
+    import docker
+
+    if isinstance(e, docker.errors.APIError) and e.explanation:
+        text = str(e.explanation)
+    else:
+        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return " ".join(text.split())[:300]
+
+
+def _double(size: str) -> str:
+    """'2g' -> '4g': a limit to suggest."""
+    number, unit = size[:-1], size[-1:]
+    if unit.isdigit():
+        number, unit = size, ""
+    try:
+        return f"{int(float(number) * 2)}{unit}"
+    except ValueError:
+        return "4g"
 
 
 def image_missing_message(image: str) -> str:
@@ -63,21 +106,56 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _owner_gone(labels: dict, host: str) -> bool:
+    return (labels.get("dgym-tui.owner-host") == host
+            and not _pid_alive(int(labels.get("dgym-tui.owner-pid", "0") or 0)))
+
+
 def reap_orphans(client) -> list[str]:
-    """Remove containers this app left behind on this host (their owner process is gone)."""
+    """Remove containers, then their volumes, this app left behind on this host (their owner
+    process is gone)."""
     removed = []
     host = socket.gethostname()
     for c in client.containers.list(all=True, filters={"label": LABEL_APP}):
-        labels = c.labels
-        owner_gone = (labels.get("dgym-tui.owner-host") == host
-                      and not _pid_alive(int(labels.get("dgym-tui.owner-pid", "0") or 0)))
-        if owner_gone:
+        if _owner_gone(c.labels, host):
             try:
                 c.remove(force=True)
                 removed.append(c.name)
             except Exception:  # already being removed by someone else
                 pass
+    try:
+        volumes = client.api.volumes(filters={"label": LABEL_APP}).get("Volumes") or []
+    except Exception:  # an engine that cannot list volumes: nothing of ours to reap there
+        volumes = []
+    for v in volumes:
+        if _owner_gone(v.get("Labels") or {}, host):
+            try:
+                client.api.remove_volume(v["Name"], force=True)
+                removed.append(v["Name"])
+            except Exception:  # still in use, or already removed
+                pass
     return removed
+
+
+class _Call:
+    """fn(*args) on a thread of its own; result() waits for it and re-raises what it raised."""
+
+    def __init__(self, fn, *args):
+        self._out: dict = {}
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args):
+        try:
+            self._out["value"] = fn(*args)
+        except BaseException as e:  # re-raised by result()
+            self._out["error"] = e
+
+    def result(self):
+        self._thread.join()
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out.get("value")
 
 
 class DockerChannel(Channel):
@@ -88,10 +166,11 @@ class DockerChannel(Channel):
         self.child.delaybeforesend = None
 
     def kill(self) -> None:
-        # A tty exec makes the process a session leader, so its pid is also its process group.
+        """The run and everything it left (its session, group, descendants and orphans), by the
+        in-box dgym_procs.py, which starts no process of its own: it works after a fork bomb."""
         try:
-            self.sandbox.exec(f'p=$(cat {self.pidfile}) && {{ kill -9 -"$p"; kill -9 "$p"; }} 2>/dev/null',
-                              timeout=10)
+            self.sandbox.exec(f'p=$(cat {self.pidfile}) && exec {self.sandbox.python} '
+                              f'{BOX_DIR}/dgym_procs.py kill "$p"', timeout=30)
         except SandboxError:
             pass  # container gone: so is the process
 
@@ -108,8 +187,14 @@ class DockerSandbox(Sandbox):
     isolated = True
 
     def __init__(self, repo, image: str = DEFAULT_IMAGE, network: str | None = None,
-                 memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None, **kwargs):
+                 memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None,
+                 python: str | None = None, disk: int = DEFAULT_DISK, tmp_size: int = DEFAULT_TMP,
+                 **kwargs):
         super().__init__(repo, **kwargs)
+        self.python = python or "python3"  # a command inside the image
+        self.disk, self.tmp_size = disk, tmp_size
+        self._oom_seen = 0  # out-of-memory kills already explained
+        self._volumes: list[str] = []
         self.image, self.network = image, network
         self.memory, self.pids, self.cpus = memory, pids, cpus
         self.client = client
@@ -125,13 +210,26 @@ class DockerSandbox(Sandbox):
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Create and fill the container. Any engine failure is one SandboxError line naming the
+        step (never a raw ConnectionError), and nothing is left behind."""
         import docker
+        import requests
 
-        self.client = self.client or connect()
+        step = ["connecting to the engine"]
         try:
-            self.client.images.get(self.image)
+            self._start(step)
+        except SandboxError:
+            raise
         except docker.errors.ImageNotFound:
             raise SandboxError(image_missing_message(self.image)) from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as e:
+            raise SandboxError(f"the Docker engine failed while {step[0]}: {short_error(e)}; "
+                               f"{NO_ENGINE_FIX}") from None
+
+    def _start(self, step: list[str]) -> None:
+        self.client = self.client or connect()
+        step[0] = "checking the image"
+        self.client.images.get(self.image)
         # Clearing up after crashed runs overlaps with this start (joined before it returns).
         reaper = threading.Thread(target=reap_orphans, args=(self.client,), daemon=True)
         reaper.start()
@@ -147,6 +245,58 @@ class DockerSandbox(Sandbox):
         collector = threading.Thread(target=collect, daemon=True)
         collector.start()
         self.session_id = uuid.uuid4().hex[:12]
+        self._oom_seen = 0
+        labels = {LABEL_APP: "dgym-tui", "dgym-tui.session": self.session_id,
+                  "dgym-tui.owner-pid": str(os.getpid()), "dgym-tui.owner-host": socket.gethostname(),
+                  "dgym-tui.repo": str(self.repo)}
+        _live.add(self)
+        try:
+            collector.join()
+            if "error" in listed:
+                raise listed["error"]
+            files = listed["files"]
+            self.skipped = files.skipped
+            step[0] = "creating the container"
+            self._create(labels, workspace_bytes=files.total_bytes + self.disk)
+            # The volumes are tmpfs: they hold data only while the container runs, so it starts
+            # first. Two uploads: the helpers (root's, so the program cannot rewrite them) and
+            # the repo (the sandbox user's).
+            step[0] = "starting the container"
+            self.container.start()
+            step[0] = "copying the repo in"
+            # The helpers go in beside the repo, each upload on its own connection.
+            box_upload = _Call(self._upload, BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0,
+                                                                   extra=(("box", BOX_SOURCE),)), upload_timeout(0))
+            self._upload(WORKSPACE, tar_stream(files, uid=SANDBOX_UID), upload_timeout(files.total_bytes))
+            box_upload.result()
+            step[0] = "committing the baseline"
+            self.init_repo()
+            reaper.join()
+        except BaseException:
+            self.close()
+            raise
+
+    def _upload(self, path: str, data, timeout: float) -> None:
+        """put_archive with a time-out of its own (the SDK's uses the client's, for every call)."""
+        api = self.client.api
+        response = api._put(api._url("/containers/{0}/archive", self.container.id), params={"path": path},
+                            data=data, timeout=timeout)
+        api._raise_for_status(response)
+
+    def _create(self, labels: dict, workspace_bytes: int) -> None:
+        """The container: read-only root; writable only /workspace (a tmpfs volume sized for the
+        repo plus `disk`), the home and /tmp (tmpfs, sized); the helpers in a volume of root's."""
+        from docker.types import DriverConfig, Mount
+
+        def volume(target: str, role: str, options: str) -> Mount:
+            # Made by the engine with the container (no call of its own), removed by close().
+            name = f"dgym-tui-{self.session_id}-{role}"
+            self._volumes.append(name)
+            return Mount(target, name, type="volume", labels=labels,
+                         driver_config=DriverConfig("local", {"type": "tmpfs", "device": "tmpfs", "o": options}))
+
+        mounts = [volume(WORKSPACE, "workspace", f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"),
+                  volume(BOX_MOUNT, "box", "size=16m,uid=0,gid=0,mode=0755")]
         self.container = self.client.containers.create(
             self.image,
             command=["sleep", "infinity"],
@@ -160,27 +310,13 @@ class DockerSandbox(Sandbox):
             mem_limit=self.memory,
             pids_limit=self.pids,
             nano_cpus=int(self.cpus * 1e9),
-            environment={"HOME": "/home/dgym", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
-            labels={LABEL_APP: "dgym-tui", "dgym-tui.session": self.session_id,
-                    "dgym-tui.owner-pid": str(os.getpid()),
-                    "dgym-tui.owner-host": socket.gethostname(),
-                    "dgym-tui.repo": str(self.repo)},
+            read_only=True,
+            mounts=mounts,
+            tmpfs={"/tmp": f"size={self.tmp_size},mode=1777",
+                   HOME: f"size={self.tmp_size},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"},
+            environment={"HOME": HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            labels=labels,
         )
-        _live.add(self)
-        try:
-            collector.join()
-            if "error" in listed:
-                raise listed["error"]
-            self.skipped = listed["files"].skipped
-            # One upload: the repo into /workspace and the in-box helpers into /dgym/box.
-            self.container.put_archive("/", tar_stream(listed["files"], prefix=WORKSPACE.lstrip("/"),
-                                                       uid=SANDBOX_UID, extra=(("dgym/box", BOX_SOURCE),)))
-            self.container.start()
-            self.init_repo()
-            reaper.join()
-        except BaseException:
-            self.close()
-            raise
 
     def close(self) -> None:
         container, self.container = self.container, None
@@ -189,6 +325,12 @@ class DockerSandbox(Sandbox):
                 container.remove(force=True)
             except Exception:  # already gone (killed from outside, or engine down)
                 pass
+        while self._volumes:
+            try:
+                self.client.api.remove_volume(self._volumes[0], force=True)
+            except Exception:  # already gone, or the engine is down: the next start reaps it
+                pass
+            self._volumes.pop(0)
         _live.discard(self)
 
     # --- running things -----------------------------------------------------------------------
@@ -208,8 +350,8 @@ class DockerSandbox(Sandbox):
             if "is not running" in str(e) or e.status_code == 409:
                 raise SandboxGone("the sandbox container stopped (killed from outside?): restart the sandbox") from None
             raise SandboxError(f"Docker refused: {e.explanation or e}") from None
-        except requests.exceptions.ConnectionError:
-            raise SandboxError(f"the Docker engine stopped answering: {NO_ENGINE_FIX}") from None
+        except (requests.exceptions.RequestException, docker.errors.DockerException) as e:
+            raise SandboxError(f"the Docker engine stopped answering ({short_error(e)}): {NO_ENGINE_FIX}") from None
 
     def _workdir(self, cwd: str | None) -> str:
         return posixpath.join(WORKSPACE, self.rel_path(cwd)) if cwd else WORKSPACE
@@ -235,7 +377,11 @@ class DockerSandbox(Sandbox):
     def spawn(self, argv, cwd=None, env=None, rows: int = 40, cols: int = 200) -> DockerChannel:
         api = self.client.api
         pidfile = f"/tmp/dgym-spawn-{uuid.uuid4().hex[:8]}.pid"
-        wrapper = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", *argv]
+        # The run may have most of the container's processes, never all: RLIMIT_NPROC (the user's
+        # processes, counted by the kernel) keeps room for the exec that kills it.
+        nproc = max(16, self.pids - PIDS_HEADROOM)
+        wrapper = ["sh", "-c", f'echo $$ > {pidfile}; command -v prlimit >/dev/null && '
+                               f'exec prlimit --nproc={nproc}:{nproc} -- "$@"; exec "$@"', "sh", *argv]
         environment = {"TERM": "xterm-256color", **(env or {})}
         exec_id = self._api_call(api.exec_create, self.container.id, wrapper, tty=True, stdin=True,
                                  workdir=self._workdir(cwd), environment=environment)["Id"]
@@ -246,21 +392,63 @@ class DockerSandbox(Sandbox):
             pass
         return DockerChannel(self, exec_id, sock, pidfile)
 
+    # --- why a run ended or is stuck -----------------------------------------------------------
+
+    def _oom_kills(self) -> int:
+        """How many processes the kernel has killed in this container for memory (its cgroup's
+        count: memory.events on cgroup v2, memory.oom_control on v1)."""
+        out = self.exec("cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control "
+                        "2>/dev/null; true", timeout=30).output
+        return sum(int(line.split()[1]) for line in out.splitlines()
+                   if line.startswith("oom_kill ") and line.split()[1].isdigit())
+
+    def explain_end(self, channel: "DockerChannel") -> str | None:
+        kills = self._oom_kills()
+        if kills > self._oom_seen:
+            self._oom_seen = kills
+            return (f"the program was killed for using more memory than the sandbox allows ({self.memory}): "
+                    f"raise the limit with --memory, e.g. --memory {_double(self.memory)}")
+        info = {"Running": True}
+        for _ in range(25):  # the engine records the exit a moment after the stream ends
+            info = self._api_call(self.client.api.exec_inspect, channel.exec_id)
+            if not info.get("Running"):
+                break
+            time.sleep(0.02)
+        code = info.get("ExitCode")
+        if info.get("Running") or code is None:
+            return None
+        return describe_status(signum=code - 128) if code > 128 else describe_status(code)
+
+    def explain_stuck(self, channel: "DockerChannel") -> str | None:
+        out = self.exec(f'p=$(cat {channel.pidfile}) && exec {self.python} {BOX_DIR}/dgym_procs.py reading "$p"',
+                        timeout=30).output
+        return READING_TERMINAL if out.strip() else None
+
     # --- files --------------------------------------------------------------------------------
 
     def read_bytes(self, path: str) -> bytes:
-        full = posixpath.join(WORKSPACE, self.rel_path(path))
-        try:
-            stream, _ = self._api_call(self.container.get_archive, full)
-        except SandboxGone:
-            if self._running():
-                raise SandboxError(f"{path}: no such file") from None
-            raise
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.next()
-            if member is None or not member.isfile():
-                raise SandboxError(f"{path}: not a file")
-            return tar.extractfile(member).read()
+        rel = self.rel_path(path)
+        for _ in range(MAX_LINKS):
+            try:
+                stream, _ = self._api_call(self.container.get_archive, posixpath.join(WORKSPACE, rel))
+            except SandboxGone:
+                if self._running():
+                    raise SandboxError(f"{path}: no such file") from None
+                raise
+            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                member = tar.next()
+                if member is not None and member.issym():
+                    # An in-repo symlink stays a link in the copy: follow it, inside the repo only.
+                    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), member.linkname))
+                    try:
+                        rel = self.rel_path(target)
+                    except SandboxError:
+                        raise SandboxError(f"{path}: a symlink pointing outside the repository") from None
+                    continue
+                if member is None or not member.isfile():
+                    raise SandboxError(f"{path}: not a file")
+                return tar.extractfile(member).read()
+        raise SandboxError(f"{path}: too many levels of symbolic links")
 
     def write_bytes(self, path: str, data: bytes) -> None:
         rel = self.rel_path(path)
@@ -275,7 +463,7 @@ class DockerSandbox(Sandbox):
             info.size, info.mode, info.uid, info.gid = len(data), 0o644, SANDBOX_UID, SANDBOX_UID
             info.mtime = int(time.time())
             tar.addfile(info, io.BytesIO(data))
-        self._api_call(self.container.put_archive, WORKSPACE, buf.getvalue())
+        self._api_call(self._upload, WORKSPACE, buf.getvalue(), upload_timeout(len(data)))
 
     def list_dir(self, path: str = ".") -> list[DirEntry]:
         full = posixpath.join(WORKSPACE, self.rel_path(path))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Make this machine ready for Docker sandboxes, idempotently (run as root):
+# Make this machine ready for Docker and bwrap sandboxes, idempotently (run as root):
+#   - bubblewrap (the bwrap sandbox, and auto's choice where no Docker engine answers);
 #   - the Docker engine (Debian's docker.io) installed and answering; started with
 #     `dockerd --iptables=false --bridge=none` when none runs (sandboxes need no network);
 #   - the sandbox image dgym-tui-sandbox:latest, built on a base made offline with debootstrap
@@ -13,6 +14,7 @@ missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
 command -v git >/dev/null || missing+=(git)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]} ..."
     apt-get update -qq

@@ -45,16 +45,32 @@ def require_docker():
     return client
 
 
+def require_bwrap():
+    """Skip only where bwrap cannot make a jail on this machine (not installed, or user
+    namespaces refused); CI installs it, so there it always runs."""
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
+    problem = bwrap_problem()
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must be able to run bwrap: {problem}")
+        pytest.skip(problem)
+
+
 def make_sandbox(kind: str, repo, **kwargs):
-    from dgym_tui.sandbox import DockerSandbox, LocalSandbox
+    from dgym_tui.sandbox import BwrapSandbox, DockerSandbox, LocalSandbox
 
     if kind == "docker":
         require_docker()
         return DockerSandbox(repo, image=SANDBOX_IMAGE, **kwargs)
+    if kind == "bwrap":
+        require_bwrap()
+        return BwrapSandbox(repo, **kwargs)
     return LocalSandbox(repo, **kwargs)
 
 
-BACKENDS = [pytest.param("local", id="local"), pytest.param("docker", id="docker", marks=pytest.mark.docker)]
+BACKENDS = [pytest.param("local", id="local"), pytest.param("bwrap", id="bwrap"),
+            pytest.param("docker", id="docker", marks=pytest.mark.docker)]
 
 
 def tree_hash(path: Path) -> str:
@@ -96,4 +112,6 @@ def example_repo(tmp_path) -> Path:
 def backend(request) -> str:
     if request.param == "docker":
         require_docker()
+    if request.param == "bwrap":
+        require_bwrap()
     return request.param

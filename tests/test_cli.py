@@ -56,6 +56,12 @@ def test_doctor_without_engine_explains_and_names_keys_only(monkeypatch):
     lines = out.stdout.splitlines()
     assert any(ln.startswith("[ ok ] git:") for ln in lines)
     assert any(ln.startswith("[warn] docker engine:") and "start Docker" in ln for ln in lines)
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
+    if bwrap_problem() is None:
+        assert any(ln.startswith("[ ok ] bwrap: bubblewrap") and "can make a sandbox here" in ln for ln in lines)
+    else:
+        assert any(ln.startswith("[warn] bwrap:") and "apt-get install bubblewrap" in ln for ln in lines)
     assert any("ANTHROPIC_API_KEY" in ln for ln in lines)
     assert "sk-secret-value" not in out.stdout
     assert out.returncode == 0
@@ -91,3 +97,34 @@ def test_image_build_streams_progress_and_tags():
         client.images.get("dgym-tui-sandbox:test-build")
     finally:
         client.images.remove("dgym-tui-sandbox:test-build", noprune=True)
+
+
+def test_bad_python_is_one_line(tmp_path):
+    (tmp_path / "a.py").write_text("print(1)\n")
+    out = run(str(tmp_path), "--python", "/no/such/python3")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip() == "dgym-tui: --python /no/such/python3: no such interpreter"
+
+
+def test_forcing_bwrap_where_it_cannot_run_is_an_error_not_a_fallback(tmp_path, monkeypatch):
+    from dgym_tui.core.session import Session
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no bwrap on PATH
+    bwrap_problem.cache_clear()
+    (tmp_path / "a.py").write_text("print(1)\n")
+    session = Session(str(tmp_path), sandbox="bwrap", python=sys.executable)
+    errors = []
+    session.events.subscribe(lambda e: errors.append(e.data["message"]) if e.kind == "error" else None)
+    try:
+        session.start()
+    finally:
+        bwrap_problem.cache_clear()
+    assert session.state == "error" and session.sandbox is None
+    assert errors == ["bwrap is not installed: install bubblewrap (apt-get install bubblewrap) "
+                      "or use --sandbox docker/local"]
+
+
+def test_help_names_bwrap_and_python():
+    out = run("--help").stdout
+    assert "{auto,docker,bwrap,local}" in out and "--python PATH" in out

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import make_sandbox, require_docker
+from conftest import make_sandbox, require_bwrap, require_docker
 from dgym_tui.core.events import AGENT, HUMAN
 from dgym_tui.core.session import Session
 
@@ -21,8 +21,10 @@ def _has_pytest(python: str) -> bool:
     return subprocess.run([python, "-c", "import pytest"], capture_output=True).returncode == 0
 
 
-# Each engine variant: the Docker sandbox, and the local sandbox with each Python found here.
-ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker)] + [
+# Each engine variant: the Docker sandbox, the bwrap jail, and the local sandbox with each Python
+# found here.
+ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker),
+           pytest.param(("bwrap", None), id="bwrap")] + [
     pytest.param(("local", path), id=f"local-py{v[:4]}") for v, path in PYTHONS.items() if os.path.exists(path)
 ] or [pytest.param(("local", None), id="local")]
 
@@ -54,6 +56,56 @@ PROGRAMS = {
     "loop.py": "i = 0\nwhile True:\n    i += 1\n",
     "stubborn.py": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ni = 0\nwhile True:\n    i += 1\n",
     "flood.py": "import sys\nfor i in range(20 * 1024):\n    sys.stdout.write('x' * 1023 + '\\n')\nprint('done')\n",
+    "logs_then_crash.py": "for i in range(2048):\n    print('log line', i, 'x' * 1000)\nraise ValueError('the real cause')\n",
+    "fork_loop.py": """\
+        import os, time
+        child = os.fork()
+        while True:
+            time.sleep(0.01)
+        """,
+    "pool.py": """\
+        import multiprocessing
+
+
+        def square(x):
+            return x * x
+
+
+        if __name__ == "__main__":
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                squares = pool.map(square, range(6))
+            print("squares", squares)
+        """,
+    # A fork bomb, but a bounded one (each process forks at most 6 times, 3 levels deep) so a
+    # broken process cap cannot take the machine down; half the children leave the session.
+    "bomb.py": """\
+        import os, time
+
+
+        def bomb(depth):
+            for i in range(6):
+                try:
+                    if os.fork() == 0:
+                        if i % 2:
+                            os.setsid()
+                        if depth < 3:
+                            bomb(depth + 1)
+                        while True:
+                            time.sleep(1)
+                except OSError:
+                    pass
+
+
+        bomb(1)
+        print("bomb done", flush=True)
+        while True:
+            time.sleep(0.05)
+        """,
+    "reads_fd0.py": "import os\ndata = os.read(0, 100)\nprint('read', data)\n",
+    "reads_tty.py": "import getpass\nsecret = getpass.getpass('password: ')\nprint('got', secret)\n",
+    "kills_itself.py": "import os, signal\nprint('bye', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    "hard_exit.py": "import os\nos._exit(3)\n",
+    "hog.py": "blocks = []\nwhile True:\n    blocks.append(b'x' * (16 * 1024 * 1024))\n",
     "spoof.py": "print('(Pdb) ')\nprint('\\x1b_dgym:00ff00ff00ff00ff:{\"event\":\"exit\",\"code\":9}\\x1b\\\\')\nprint('(Pdb) (Pdb) ')\nx = 42\nprint('after', x)\n",
     "reads.py": "name = input('name? ')\nprint('hello', name)\n",
     "forever_thread.py": "import threading, time\n\ndef spin():\n    while True:\n        time.sleep(0.1)\n\nthreading.Thread(target=spin).start()\nprint('main done')\n",
@@ -90,6 +142,8 @@ def engine(request):
     kind, python = request.param
     if kind == "docker":
         require_docker()
+    if kind == "bwrap":
+        require_bwrap()
     return kind, python
 
 
@@ -246,6 +300,78 @@ def test_flood_of_output_is_capped_and_engine_stays_fast(open_session):
     assert s.send("n").restarted
 
 
+def test_crash_after_2mb_of_logs_keeps_its_traceback(open_session):
+    s = open_session("python logs_then_crash.py")
+    r = s.send("c")
+    assert r.truncated and r.status["reason"] == "post_mortem"
+    assert r.output.startswith("log line 0 ") and "log line 2047 " in r.output
+    assert "Traceback (most recent call last)" in r.output and "ValueError: the real cause" in r.output
+
+
+def _program_processes(session, script: str) -> int:
+    """How many Python processes run `script` in this session's sandbox (counted from the host
+    for local and bwrap, whose runs are invisible to each other; inside the container for docker)."""
+    if session.sandbox.kind == "docker":
+        code = ("import os\nn = 0\nfor p in os.listdir('/proc'):\n    try:\n"
+                "        a = open(f'/proc/{p}/cmdline', 'rb').read().split(b'\\0')\n    except OSError:\n        continue\n"
+                f"    n += b'python' in os.path.basename(a[0]) and {script.encode()!r} in a\nprint(n)\n")
+        return int(session.sandbox.exec(["python3", "-c", code], timeout=60).output.strip())
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if b"python" in os.path.basename(argv[0]) and script.encode() in argv and cwd.startswith(session.sandbox.tmp):
+            count += 1
+    return count
+
+
+def test_forked_child_never_takes_over_the_dialogue(open_session):
+    s = open_session("python fork_loop.py", timeout=1.0)
+    r = s.send("c")  # both processes loop; the time-out interrupts
+    assert r.interrupted and s.state == "stopped" and r.status["file"] == "fork_loop.py"
+    assert s.send("p 1+1").output == "2\n"
+    assert s.send("p 2+2").output == "4\n"
+    assert s.send("p child > 0").output == "True\n"  # the parent, not the child, is debugged
+    # The Ctrl-C reached the child too: it neither stopped in a debugger nor died of it.
+    assert "Traceback" not in r.output and "KeyboardInterrupt" not in r.output
+    assert _program_processes(s, "fork_loop.py") == 2
+    assert s.restart().status["line"] == 1
+    assert _program_processes(s, "fork_loop.py") == 1, "a process of the old run survived the restart"
+
+
+def test_pool_workers_never_attach(open_session):
+    s = open_session("python pool.py", timeout=20)
+    s.set_breakpoint("pool.py", 5)  # inside the worker function: workers are not debugged
+    s.set_breakpoint("pool.py", 11)  # after the pool, in the main process
+    r = s.send("c")
+    assert not r.interrupted and r.status["line"] == 11 and r.status["function"] == "<module>", r.output
+    assert s.send("p squares").output == "[0, 1, 4, 9, 16, 25]\n"
+    r = s.send("c")
+    assert r.exited and r.exit_code == 0 and "squares [0, 1, 4, 9, 16, 25]" in r.output
+
+
+def test_fork_bomb_then_restart_leaves_nothing_behind(engine, repo):
+    kind, python = engine
+    kwargs = {"python": python} if python else {}
+    sandbox = make_sandbox(kind, repo, pids=64, **kwargs)
+    s = Session(str(repo), entrypoint="python bomb.py", pdb_timeout=6, sandbox_obj=sandbox)
+    try:
+        s.start()
+        s.debugger.grace = 1.0
+        r = s.send("c")  # forks until the cap says no, then loops: interrupted at the time-out
+        assert "bomb done" in r.output and r.interrupted, r.output[-500:]
+        assert 8 <= _program_processes(s, "bomb.py") <= 64
+        r = s.restart()
+        assert r.status["line"] == 1 and s.state == "stopped"
+        assert _program_processes(s, "bomb.py") == 1, "processes of the fork bomb survived the restart"
+        assert s.send("n").status["line"] == 4
+    finally:
+        s.close()
+
+
 def test_spoofed_prompt_and_marker_are_plain_output(open_session):
     s = open_session("python spoof.py")
     s.send("b spoof.py:5")
@@ -262,6 +388,50 @@ def test_program_reading_stdin_does_not_hang(open_session):
     # The program's stdin is empty (the terminal carries pdb commands): input() fails at once.
     assert time.monotonic() - start < 4 and not r.interrupted
     assert r.stop.reason == "post_mortem" and r.stop.exception.type == "EOFError"
+
+
+def test_program_reading_fd0_gets_an_empty_stdin(open_session):
+    # Not only sys.stdin: fd 0 itself is empty, so os.read(0) and child processes cannot block on
+    # (or swallow) the terminal that carries pdb's commands.
+    s = open_session("python reads_fd0.py", timeout=5)
+    r = s.send("c")
+    assert not r.interrupted and r.exited and r.exit_code == 0 and "read b''" in r.output
+
+
+def test_program_blocked_on_the_terminal_is_named(open_session):
+    s = open_session("python reads_tty.py", timeout=1.5)
+    r = s.send("c")
+    assert r.interrupted and r.restarted
+    assert "waiting to read the terminal (/dev/tty, as getpass does)" in r.output, r.output
+    assert "ignored Ctrl-C" not in r.output
+    assert s.status["line"] == 1
+
+
+@pytest.mark.parametrize("script, cause", [
+    ("kills_itself.py", "the program was killed (SIGKILL): from outside the sandbox, or by the kernel"),
+    ("hard_exit.py", "the program ended with exit code 3 before pdb could report it (os._exit"),
+])
+def test_an_unexpected_end_names_its_cause(open_session, script, cause):
+    s = open_session(f"python {script}")
+    r = s.send("c")
+    assert r.exited and cause in r.output, r.output
+    exits = [e.data["message"] for e in s.events.history if e.kind == "program_exit"]
+    assert exits and cause in exits[-1]
+
+
+@pytest.mark.docker
+def test_killed_for_memory_says_so_with_the_limit(repo):
+    sandbox = make_sandbox("docker", repo, memory="128m")
+    s = Session(str(repo), entrypoint="python hog.py", pdb_timeout=60, sandbox_obj=sandbox)
+    try:
+        s.start()
+        r = s.send("c")
+        assert r.exited
+        assert ("the program was killed for using more memory than the sandbox allows (128m): "
+                "raise the limit with --memory, e.g. --memory 256m") in r.output, r.output
+        assert s.send("n").restarted  # the sandbox itself is fine
+    finally:
+        s.close()
 
 
 def test_thread_that_runs_forever_does_not_hang_the_end(open_session):

@@ -40,6 +40,7 @@ def test_container_is_locked_down(box):
     assert "no-new-privileges" in host["SecurityOpt"]
     assert host["Memory"] == 2 * 1024**3 and host["PidsLimit"] == 512 and host["NanoCpus"] == 2 * 10**9
     assert not host.get("Binds") and not [m for m in attrs["Mounts"] if m["Type"] == "bind"]
+    assert host["ReadonlyRootfs"] is True and set(host["Tmpfs"]) == {"/tmp", "/home/dgym"}
     labels = attrs["Config"]["Labels"]
     assert labels[LABEL_APP] == "dgym-tui" and labels["dgym-tui.session"] == box.session_id
     assert labels["dgym-tui.owner-pid"] == str(os.getpid())
@@ -47,6 +48,35 @@ def test_container_is_locked_down(box):
     no_net = box.exec(["python3", "-c", "import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)"],
                       timeout=30)
     assert no_net.exit_code != 0 and "Network is unreachable" in no_net.output
+
+
+def test_root_filesystem_is_read_only_and_the_helper_is_not_the_programs(box):
+    assert box.container.attrs["HostConfig"]["ReadonlyRootfs"] is True
+    attack = box.exec("for f in /dgym/box/dgym_pdb.py /dgym/box/new.py /etc/passwd /usr/lib/x /var/tmp/x /x; do "
+                      "  (echo 'import os' >> $f) 2>/dev/null && echo \"wrote $f\"; done; "
+                      "rm -f /dgym/box/dgym_pdb.py 2>/dev/null && echo removed; "
+                      "chmod 777 /dgym/box 2>/dev/null && echo chmodded; "
+                      "mv /dgym/box /dgym/old 2>/dev/null && echo moved; true", timeout=30)
+    assert attack.output == "", attack.output
+    # What must stay writable still is: the repo (with git), the home, /tmp.
+    work = box.exec("echo x > new.txt && git add new.txt && echo h > $HOME/h && echo t > /tmp/t && echo ok",
+                    timeout=30)
+    assert work.output.strip() == "ok", work.output
+    # /tmp is no longer the host's disk: filling it stops at its size (256 MB by default).
+    fill = box.exec("head -c 300000000 /dev/zero > /tmp/fill; echo $?; rm -f /tmp/fill", timeout=120)
+    assert "No space left on device" in fill.output, fill.output
+
+
+def test_what_the_sandbox_can_write_is_limited(client, example_repo):
+    mb = 1024 * 1024
+    with DockerSandbox(example_repo, image=SANDBOX_IMAGE, disk=32 * mb, tmp_size=16 * mb) as sb:
+        for where, size in (("/tmp", 16), ("$HOME", 16), ("/workspace", 32)):
+            fill = sb.exec(f"head -c {(size + 8) * mb} /dev/zero > {where}/fill; echo status=$?; rm -f {where}/fill",
+                           timeout=60)
+            assert "No space left on device" in fill.output and "status=1" in fill.output, (where, fill.output)
+        assert sb.exec("echo still fine > after.txt && cat after.txt", timeout=30).output == "still fine\n"
+        names = [m["Name"] for m in sb.container.attrs["Mounts"] if m["Type"] == "volume"]
+    assert len(names) == 2 and not client.volumes.list(filters={"name": names[0]})  # removed with it
 
 
 def test_writes_stay_in_the_container(box, example_repo):
@@ -105,17 +135,26 @@ def test_sigkilled_app_leaves_a_container_that_the_next_start_reaps(client, exam
     proc.kill()
     proc.wait(timeout=30)
     assert client.containers.list(all=True, filters={"id": cid}), "SIGKILL cannot be caught: it should remain"
+    volumes = client.volumes.list(filters={"label": "dgym-tui.owner-pid=" + str(proc.pid)})
+    assert len(volumes) == 2
     with DockerSandbox(example_repo, image=SANDBOX_IMAGE) as sb:
         assert sb.exec("true", timeout=30).ok
         assert not client.containers.list(all=True, filters={"id": cid})
+        assert not client.volumes.list(filters={"label": "dgym-tui.owner-pid=" + str(proc.pid)})
 
 
 def test_engine_unreachable(monkeypatch, example_repo):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxError, match="no Docker engine answers.*dgym-tui doctor"):
         choose_sandbox(example_repo, "docker")
+    # auto falls back to bwrap where it can run (isolated, so no warning), else to local.
+    from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
+
     sandbox, warning = choose_sandbox(example_repo, "auto")
-    assert sandbox.kind == "local" and "NOT isolated" in warning
+    if bwrap_problem() is None:
+        assert sandbox.kind == "bwrap" and warning is None
+    else:
+        assert sandbox.kind == "local" and "NOT isolated" in warning
 
 
 def test_image_missing(client, example_repo):
@@ -123,8 +162,10 @@ def test_image_missing(client, example_repo):
         choose_sandbox(example_repo, "docker", image="dgym-tui-no-such:1")
     with pytest.raises(SandboxError, match="dgym-tui image build"):
         DockerSandbox(example_repo, image="dgym-tui-no-such:1").start()
-    sandbox, warning = choose_sandbox(example_repo, "auto", image="dgym-tui-no-such:1")
-    assert sandbox.kind == "local" and "dgym-tui image build" in warning
+    sandbox, warning = choose_sandbox(example_repo, "auto", image="dgym-tui-no-such:1", python=sys.executable)
+    assert sandbox.kind in ("bwrap", "local") and sandbox.python == sys.executable
+    if sandbox.kind == "local":
+        assert "dgym-tui image build" in warning
 
 
 def test_auto_prefers_docker(client, example_repo):

@@ -7,10 +7,14 @@ quit. Then the user's repo is checked unchanged, and no sandbox is left behind.
 
 from __future__ import annotations
 
+import glob
+import json
+import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 
@@ -36,6 +40,8 @@ def installed(tmp_path_factory) -> str:
 
 
 class Tmux:
+    # Named with the test run's pid: several suites may share one tmux server, and a session of
+    # the same name is killed first.
     def __init__(self, name: str, command: str, cwd: str, env: dict[str, str]):
         self.name = name
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
@@ -75,7 +81,7 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
         pytest.skip("no Docker engine answers here")
     before = tree_hash(example_repo)
     env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    tmux = Tmux(f"dgym-e2e-{backend}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
+    tmux = Tmux(f"dgym-e2e-{backend}-{os.getpid()}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
                 str(tmp_path), env)
     try:
         screen = tmux.wait_for("stopped at main.py:1")
@@ -130,7 +136,7 @@ def test_agent_with_a_model_over_http_and_the_person_approving(installed, tmp_pa
         {"tool_calls": [{"name": "submit", "arguments": {"message": "divide by n"}}]})
     env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
            "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
-    tmux = Tmux("dgym-e2e-agent", f"{installed} --sandbox local --model openai/stub-model "
+    tmux = Tmux(f"dgym-e2e-agent-{os.getpid()}", f"{installed} --sandbox local --model openai/stub-model "
                                   f"--api-base {stub_llm.url} --mode step {repo}", str(tmp_path), env)
     try:
         tmux.wait_for("pdb waits for you", timeout=90)
@@ -183,7 +189,7 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
                            "--mode", "auto", "--yes", "--session", str(saved)], capture_output=True, text=True,
                           timeout=240, env={**__import__("os").environ, **env})
     assert made.returncode == 0, made.stdout + made.stderr
-    tmux = Tmux("dgym-e2e-replay", f"{installed} replay {saved}", str(tmp_path), env)
+    tmux = Tmux(f"dgym-e2e-replay-{os.getpid()}", f"{installed} replay {saved}", str(tmp_path), env)
     try:
         tmux.wait_for("❚❚ paused")
         screen = tmux.wait_for("stopped at tests/test_tally.py:5")
@@ -219,3 +225,47 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
         tmux.close()
     branches = list((tmp_path / "data" / "sessions").glob("*/*.jsonl"))
     assert len(branches) == 1 and '"taken_over_from"' in branches[0].read_text().splitlines()[0]
+
+
+def _app_pid(installed: str, repo) -> int | None:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(a.endswith("/dgym-tui") or a == installed for a in argv[:2]) and str(repo) in argv:
+            return int(pid)
+    return None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_closing_the_terminal_removes_the_sandbox(installed, example_repo, backend, tmp_path):
+    """Closing the terminal sends SIGHUP: the app exits as on SIGTERM and removes its sandbox."""
+    if backend == "docker" and docker_engine() is None:
+        pytest.skip("no Docker engine answers here")
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    tmux = Tmux(f"dgym-hup-{backend}-{os.getpid()}", f"{installed} --sandbox {backend} -e 'python main.py' {example_repo}",
+                str(tmp_path), env)
+    try:
+        tmux.wait_for("stopped at main.py:1")
+        pid = _app_pid(installed, example_repo)
+        assert pid, "the app's process was not found"
+        if backend == "docker":
+            owned = docker_engine().containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={pid}"})
+            assert len(owned) == 1
+        else:
+            copies = [d for d in glob.glob(os.path.join(tempfile.gettempdir(), "dgym-tui-*"))
+                      if os.path.exists(os.path.join(d, "owner.json"))
+                      and json.load(open(os.path.join(d, "owner.json")))["pid"] == pid]
+            assert len(copies) == 1
+    finally:
+        tmux.close()  # the terminal goes away: SIGHUP to the app
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}"), "the app did not exit on SIGHUP"
+    if backend == "docker":
+        assert not docker_engine().containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={pid}"})
+        assert not docker_engine().volumes.list(filters={"label": f"dgym-tui.owner-pid={pid}"})
+    else:
+        assert not os.path.exists(copies[0]), "the sandbox copy was left behind"

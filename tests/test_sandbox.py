@@ -70,6 +70,34 @@ def test_binary_symlink_and_unicode_are_exact(sandbox, user_repo):
     assert sandbox.exec(["python3", "naïve file ü.py"], timeout=30).output == "unicode name\n"
 
 
+def test_in_repo_symlinks_are_followed_outside_ones_refused(sandbox):
+    # alias.py -> pkg/mod.py is a link in the copy too: reading it reads its target.
+    assert sandbox.read_text("alias.py") == "def f(x):\n    return x + 1\n"
+    assert any("escape" in s for s in sandbox.skipped)  # kept for the UI to show
+    # A link the program plants, pointing out of the repo, is never followed by the host side.
+    sandbox.exec("ln -s /etc/hostname leak.txt && ln -s ../../../../../../etc/hostname leak2.txt "
+                 "&& ln -s pkg inner && ln -s loop1 loop2 && ln -s loop2 loop1", timeout=30)
+    for name in ("leak.txt", "leak2.txt"):
+        with pytest.raises(SandboxError, match="symlink pointing outside the repository"):
+            sandbox.read_text(name)
+    with pytest.raises(SandboxError):
+        sandbox.read_text("loop1")
+    assert sandbox.read_text("inner/mod.py").startswith("def f(x)")
+
+
+def test_writing_through_a_planted_link_never_reaches_the_host(sandbox, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the person's file\n")
+    sandbox.exec(["ln", "-s", str(outside), "planted.py"], timeout=30)
+    try:
+        sandbox.write_text("planted.py", "overwritten\n")
+    except SandboxError as e:  # local, bwrap: refused
+        assert "symlink pointing outside the repository" in str(e)
+    else:  # docker: the write happens in the container, where the link is replaced by the file
+        assert sandbox.read_text("planted.py") == "overwritten\n"
+    assert outside.read_text() == "the person's file\n"
+
+
 def test_exec_result_and_cwd(sandbox):
     result = sandbox.exec(["python3", "main.py"], timeout=30)
     assert (result.exit_code, result.output, result.timed_out) == (0, "2\n", False)
@@ -102,7 +130,20 @@ def test_huge_output_is_capped(sandbox):
     result = sandbox.exec("head -c 52428800 /dev/zero | tr '\\0' 'y'", timeout=120)
     assert result.exit_code == 0 and result.truncated
     assert len(result.output) < 1024 * 1024 + 200
-    assert "output truncated: 51380224 more bytes" in result.output
+    assert "output truncated: 51380224 bytes cut here" in result.output
+    assert result.output.startswith("yyy") and result.output.endswith("yyy")
+
+
+def test_capped_output_keeps_the_traceback_at_its_end(sandbox):
+    # A crash after 2 MB of logs: the cap keeps the start and the end, so the traceback survives.
+    script = "import sys\nfor i in range(2048):\n    print('log line', i, 'x' * 1000)\nraise ValueError('the real cause')\n"
+    sandbox.write_text("crash_after_logs.py", script)
+    result = sandbox.exec(["python3", "crash_after_logs.py"], timeout=60)
+    assert result.exit_code == 1 and result.truncated
+    assert result.output.startswith("log line 0 ")
+    assert "log line 2047 " in result.output
+    assert result.output.rstrip().endswith("ValueError: the real cause")
+    assert "Traceback (most recent call last)" in result.output
 
 
 def test_spawn_gives_a_pty_pexpect_can_drive(sandbox):

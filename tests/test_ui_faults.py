@@ -53,16 +53,17 @@ def test_escape_sequences_from_the_program_never_reach_the_terminal(installed, t
     (repo / "\x1b]0;HACKED-NAME\x07.py").write_text("x = 1\n")  # a file name is untrusted too
     env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
            "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
-    tmux = Tmux("dgym-e2e-escapes", f"{installed} --sandbox local -e 'python main.py' {repo}", str(tmp_path), env)
+    name = f"dgym-e2e-escapes-{os.getpid()}"
+    tmux = Tmux(name, f"{installed} --sandbox local -e 'python main.py' {repo}", str(tmp_path), env)
     try:
-        subprocess.run(["tmux", "select-pane", "-t", "dgym-e2e-escapes", "-T", "the-person's-title"], check=True)
+        subprocess.run(["tmux", "select-pane", "-t", name, "-T", "the-person's-title"], check=True)
         tmux.wait_for("stopped at main.py:1")
         tmux.type("c")
         screen = tmux.wait_for("the program exited with code 0")
         tmux.keys("F1")  # the tree, where the hostile name shows
         time.sleep(0.5)
         screen = tmux.screen()
-        title = subprocess.run(["tmux", "display-message", "-p", "-t", "dgym-e2e-escapes", "#{pane_title}"],
+        title = subprocess.run(["tmux", "display-message", "-p", "-t", name, "#{pane_title}"],
                                capture_output=True, text=True).stdout.strip()
         assert title == "the-person's-title"  # nothing retitled the terminal
         assert "␛]0;HACKED-TITLE␇␛[2J␛[31mred␛[0m" in screen  # shown, harmlessly

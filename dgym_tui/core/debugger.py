@@ -174,6 +174,10 @@ class Debugger:
                 raise SandboxGone("the sandbox stopped (container killed, or its folder removed): "
                                   "restart the sandbox") from None
             status = {"event": "exit", "code": None, "ended": True}
+            why = self._explain(self.sandbox.explain_end)
+            if why:
+                status["why"] = why
+                cap.feed(f"\n[{why}]\n")
         output = self._relative(_clean(cap.text(), command))
         result = PdbResult(output=output, truncated=cap.dropped > 0, interrupted=interrupted)
         if output and not quiet:
@@ -190,16 +194,26 @@ class Debugger:
         return result
 
     def _kill_and_restart(self, actor: str, cap: OutputCap, timeout: float) -> PdbResult:
+        why = self._explain(self.sandbox.explain_stuck)
         output = self._relative(_clean(cap.text(), None))
         if output:
             self.events.emit(PdbOutput(text=output, truncated=cap.dropped > 0), actor)
         message = (f"the program ran over {timeout:g} s and ignored Ctrl-C for {self.grace:g} s: "
                    "it was killed and restarted")
+        if why:
+            message = f"the program ran over {timeout:g} s: {why}; it was killed and restarted"
         self.events.emit(Interrupted(message=message), actor)
         result = self.start(actor, restart=True, reason="killed after ignoring Ctrl-C")
         result.output = output + f"\n[{message}]\n" + result.output
         result.interrupted = True
         return result
+
+    def _explain(self, ask) -> str | None:
+        """The sandbox's account of how the run ended or why it is stuck (None: it cannot tell)."""
+        try:
+            return ask(self.channel)
+        except SandboxError:
+            return None
 
     def _apply_status(self, status: dict, actor: str, result: PdbResult) -> None:
         if status.get("event") == "exit":
@@ -214,7 +228,7 @@ class Debugger:
             if status.get("restart"):
                 message = "pdb restarts the program"
             elif status.get("ended"):
-                message = "the pdb process ended unexpectedly (killed, or the sandbox stopped)"
+                message = status.get("why") or "the pdb process ended unexpectedly (killed, or the sandbox stopped)"
             elif self.exit_code == 5 and self.entrypoint.kind == "pytest":
                 message = ("pytest found no test to run (exit code 5): give what to run with -e or the "
                            "palette's 'Change entrypoint…'")

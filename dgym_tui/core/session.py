@@ -65,11 +65,14 @@ def operation(lane: str = "act", writes: bool = False):
 class Session:
     def __init__(self, repo: str, sandbox: str = "auto", image: str | None = None,
                  network: str | None = None, entrypoint: str | None = None, pdb_timeout: float = 30.0,
-                 sandbox_obj: Sandbox | None = None, history: list | None = None):
+                 sandbox_obj: Sandbox | None = None, history: list | None = None, python: str | None = None,
+                 memory: str | None = None):
         """history: the events of a recorded session this one goes on from (see `resume`)."""
         self.repo = str(repo)
         self.repo_name = Path(repo).name
         self.sandbox_kind, self.image, self.network = sandbox, image, network
+        self.python = python  # the interpreter asked for (--python); the sandbox's choice otherwise
+        self.memory = memory  # the container's memory limit (--memory); Docker's default otherwise
         self.pdb_timeout = pdb_timeout
         self.events = EventBus(history)
         self.state = fold(history or [])
@@ -130,7 +133,8 @@ class Session:
         if self.sandbox is None:
             self.events.emit(Progress(message="choosing a sandbox…", step="sandbox"), actor)
             self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=self.image,
-                                                   network=self.network)
+                                                   network=self.network, python=self.python,
+                                                   memory=self.memory)
         else:
             warning = None
         self.events.emit(Progress(message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",

@@ -50,6 +50,7 @@ import linecache
 import os
 import re
 import reprlib
+import signal
 import sys
 import threading
 import time
@@ -89,6 +90,8 @@ _RESTART_ARGS = None     # the arguments typed after `restart` / `run`, if any
 _TEST = None             # pytest mode: the node id of the test running now
 _FAILED = []             # pytest mode: node ids that failed so far, in order
 _LINE_OPEN = False       # the program's last output left a line unfinished on the terminal
+_MAIN_PID = None         # the process that talks to the host; a forked child never does
+_TTY_IN = None           # pdb's own handle on the terminal (the program's stdin is empty)
 
 REPR_CHARS = 200         # per value
 LOCALS_MAX_NAMES = 50
@@ -337,8 +340,42 @@ def _take_errors():
     return errors
 
 
+def _is_main():
+    return _MAIN_PID is None or os.getpid() == _MAIN_PID
+
+
+def _after_fork_in_child():
+    """A forked child (os.fork, multiprocessing's fork workers) is not debugged: one pdb owns the
+    terminal. Tracing off, no prompt ever (see interaction), stdin from /dev/null so it cannot
+    read what the host types. Ctrl-C is the person pausing the debugged process: the child
+    neither opens a second debugger (pdb's handler) nor dies of it (Python's default would kill
+    a pool's workers under the paused parent). A handler that does nothing, rather than SIG_IGN,
+    so that programs the child execs get the default back. Its output still reaches the console."""
+    sys.settrace(None)
+    threading.settrace(None)
+    try:
+        signal.signal(signal.SIGINT, _ignore_signal)
+    except (ValueError, OSError):
+        pass
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(fd, 0)
+        if _TTY_IN is not None:  # pdb's handle on the terminal is the parent's alone
+            os.dup2(fd, _TTY_IN.fileno())
+        os.close(fd)
+        sys.stdin = sys.__stdin__ = open(os.devnull)
+    except OSError:
+        pass
+
+
+def _ignore_signal(signum, frame):
+    pass
+
+
 def _emit_exit(code):
     """The last marker: the program is over (code None: the person quit)."""
+    if not _is_main():
+        return  # a forked child that ran to the end of the program: the host waits for the parent
     sys.settrace(None)
     _flush_program_output()
     payload = {"v": 1, "event": "exit", "code": code, "pid": os.getpid()}
@@ -371,7 +408,7 @@ class DgymPdb(pdb.Pdb):
         with _NoReadline():
             # An explicit stdout makes cmd use stdout.write(prompt) + stdin.readline() instead of
             # input(): no readline, and the prompt (marker included) is written verbatim.
-            super().__init__(completekey, stdin or sys.__stdin__,
+            super().__init__(completekey, stdin or _TTY_IN or sys.__stdin__,
                              stdout or _PDB_STDOUT or sys.__stdout__,
                              skip=SKIP_MODULES if skip is None else skip, **kwargs)
         if _ACTIVE is not None:
@@ -433,6 +470,8 @@ class DgymPdb(pdb.Pdb):
         self._dgym_from_trace = False          # ... but that stop is no breakpoint: a "step"
 
     def interaction(self, frame, tb_or_exc):
+        if not _is_main():
+            return  # a forked child never prompts (post-mortem, set_trace, a stray trace event)
         self._dgym_post_mortem = frame is None and tb_or_exc is not None
         if _MODE == "pytest":
             _pytest_line_break()
@@ -682,6 +721,8 @@ class DgymPdb(pdb.Pdb):
 
 def _set_trace(*, header=None):
     """pdb.set_trace()/breakpoint() in the program: stop in the running debugger."""
+    if not _is_main():
+        return  # breakpoint() in a forked child: only the main process is debugged
     dbg = _ACTIVE if (_ACTIVE is not None and not _ACTIVE.quitting) else DgymPdb()
     if header is not None:
         dbg.message(header)
@@ -1024,16 +1065,25 @@ USAGE = "usage: dgym_pdb.py script.py [args...] | -m module [args...] | --pytest
 
 
 def main():
-    global _ACTIVE, _MODE
+    global _ACTIVE, _MODE, _MAIN_PID
+    _MAIN_PID = os.getpid()
+    os.register_at_fork(after_in_child=_after_fork_in_child)
     # No colour anywhere (3.13 tracebacks, pytest); set before anything prints.
     os.environ["PYTHON_COLORS"] = "0"
     os.environ["NO_COLOR"] = "1"
     os.environ.pop("FORCE_COLOR", None)
     _setup_terminal()
     specs = _handshake()
-    # The program reads an empty stdin (input() gets EOF at once): the terminal carries pdb
-    # commands, and a program waiting on it would swallow them.
-    sys.stdin = open(os.devnull)
+    # The terminal carries pdb commands: pdb keeps its own handle on it, and the program's
+    # stdin, fd 0 included (os.read(0), children it starts), is empty: reading it gets EOF at
+    # once instead of swallowing the commands. Only /dev/tty still reaches the terminal.
+    global _TTY_IN
+    _TTY_IN = io.TextIOWrapper(io.FileIO(os.dup(0), "r"), encoding=sys.__stdin__.encoding,
+                               errors=sys.__stdin__.errors, line_buffering=True)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = sys.__stdin__ = open(os.devnull)
 
     dbg = _ACTIVE = DgymPdb()
     pdb.set_trace = _set_trace  # breakpoint() goes through sys.breakpointhook -> pdb.set_trace

@@ -1,10 +1,10 @@
 """Benchmark: time until a sandbox is ready (started, repo copied, baseline committed).
 
-For the bundled example and a generated repo of 5,000 files / 20 MB, for both backends, next to
+For the bundled example and a generated repo of 5,000 files / 20 MB, for every backend, next to
 the floor measured in the same run: `docker run` of the same image plus a tar copy of the same
 files into it. Prints medians; the last line is
 
-    sandbox_startup docker_s=X floor_s=Y ratio=Z local_s=W
+    sandbox_startup docker_s=X floor_s=Y ratio=Z local_s=W bwrap_s=V
 
 (for the generated repo). Goal: ratio <= 1.5. Run: python tests/benchmarks/sandbox_startup.py
 """
@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from dgym_tui.sandbox import DockerSandbox, LocalSandbox
+from dgym_tui.sandbox import BwrapSandbox, DockerSandbox, LocalSandbox
+from dgym_tui.sandbox.bwrap_sandbox import bwrap_problem
 from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 from dgym_tui.examples import example_path
 
@@ -78,12 +79,13 @@ def main() -> int:
             floor = median(floor_once, client, repo)
             docker_s = median(ready_once, DockerSandbox, repo, client=client)
             local_s = median(ready_once, LocalSandbox, repo)
-            results[name] = (docker_s, floor, local_s)
+            bwrap_s = median(ready_once, BwrapSandbox, repo) if bwrap_problem() is None else float("nan")
+            results[name] = (docker_s, floor, local_s, bwrap_s)
             print(f"{name:>18}: docker {docker_s:.3f} s  floor {floor:.3f} s  ratio {docker_s / floor:.2f}  "
-                  f"local {local_s:.3f} s  (median of {RUNS})")
-    docker_s, floor, local_s = results["5000 files/20 MB"]
+                  f"local {local_s:.3f} s  bwrap {bwrap_s:.3f} s  (median of {RUNS})")
+    docker_s, floor, local_s, bwrap_s = results["5000 files/20 MB"]
     print(f"sandbox_startup docker_s={docker_s:.3f} floor_s={floor:.3f} ratio={docker_s / floor:.2f} "
-          f"local_s={local_s:.3f}")
+          f"local_s={local_s:.3f} bwrap_s={bwrap_s:.3f}")
     return 0
 
 

@@ -1,0 +1,77 @@
+"""What a killed app leaves, and who removes it: the next start, for local and bwrap copies as
+for containers (tests/test_docker_sandbox.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+from conftest import make_sandbox
+
+OWNER = textwrap.dedent("""
+    import sys, time
+    from dgym_tui.sandbox import BwrapSandbox, LocalSandbox
+    sb = {"local": LocalSandbox, "bwrap": BwrapSandbox}[sys.argv[1]](sys.argv[2])
+    sb.start()
+    # A process of the program that outlives its command (local: nothing jails it).
+    sb.exec("nohup sleep 600 >/dev/null 2>&1 &", timeout=30)
+    print(sb.tmp, flush=True)
+    time.sleep(120)
+""")
+
+
+def _working_in(folder: str) -> list[int]:
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if cwd == folder or cwd.startswith(folder + "/"):
+            pids.append(int(pid))
+    return pids
+
+
+@pytest.mark.parametrize("kind", ["local", "bwrap"])
+def test_killed_apps_copy_is_reaped_at_the_next_start(kind, example_repo):
+    make_sandbox(kind, example_repo)  # skips where bwrap cannot run
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, kind, str(example_repo)], stdout=subprocess.PIPE,
+                             text=True)
+    tmp = owner.stdout.readline().strip()
+    assert tmp and os.path.isdir(tmp), "the owner did not start a sandbox"
+    with open(os.path.join(tmp, "owner.json")) as fh:
+        assert json.load(fh)["pid"] == owner.pid
+    owner.kill()  # SIGKILL: nothing of the app's runs, the copy stays
+    owner.wait(timeout=30)
+    assert os.path.isdir(tmp), "SIGKILL cannot be caught: the copy should remain"
+    with make_sandbox(kind, example_repo) as sb:
+        assert sb.exec("true", timeout=30).ok
+        assert not os.path.exists(tmp), "the next start did not reap the dead app's copy"
+        assert sb.tmp and os.path.isdir(sb.tmp)  # its own copy is not touched
+    deadline = time.monotonic() + 5
+    while _working_in(tmp) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _working_in(tmp), "a process of the dead app's run was left running"
+
+
+def test_live_and_foreign_copies_are_left_alone(example_repo, tmp_path):
+    from dgym_tui.sandbox.local_sandbox import reap_leftovers
+
+    with make_sandbox("local", example_repo) as live:
+        foreign = tempfile.mkdtemp(prefix="dgym-tui-foreign-")
+        try:
+            with open(os.path.join(foreign, "owner.json"), "w") as fh:
+                json.dump({"pid": 1, "host": "some-other-host", "started": "1", "session": "x"}, fh)
+            no_owner = tempfile.mkdtemp(prefix="dgym-tui-noowner-")
+            reap_leftovers()
+            assert os.path.isdir(live.tmp) and os.path.isdir(foreign) and os.path.isdir(no_owner)
+        finally:
+            for d in (foreign, no_owner):
+                subprocess.run(["rm", "-rf", d])
