@@ -6,6 +6,7 @@ installed app in tmux and reads the terminal's title."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -85,7 +86,7 @@ async def test_a_value_whose_repr_is_an_escape_sequence_is_shown_visible(tmp_pat
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             await wait_for(pilot, lambda: app.main.state.stop is not None, what="the first stop")
-            session.set_breakpoint("main.py", 11)
+            await asyncio.to_thread(session.set_breakpoint, "main.py", 11)
             app.send_pdb("continue")
             await wait_for(pilot, lambda: "payload" in app.main.query_one(VariablesPane).values, what="payload")
             table = app.main.query_one(VariablesPane)
@@ -106,7 +107,7 @@ async def test_a_dead_sandbox_is_offered_a_restart_that_keeps_its_changes(tmp_pa
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             await wait_for(pilot, lambda: app.main.state.stop is not None, timeout=90, what="the first stop")
-            session.edit("tally/__init__.py", "    return total / len(values)\n", 5, 5)  # a change, a checkpoint
+            await asyncio.to_thread(session.edit, "tally/__init__.py", "    return total / len(values)\n", 5, 5)
             await wait_for(pilot, lambda: app.main.state.program in ("stopped", "exited"), what="the restart")
             # the sandbox dies under the session
             if backend == "docker":

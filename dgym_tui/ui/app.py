@@ -22,7 +22,7 @@ from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.config import load_config, save_config
 from dgym_tui.ui.agent_control import AgentControl
-from dgym_tui.ui.messages import SessionEvents
+from dgym_tui.ui.messages import RunOnUI, SessionEvents
 from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
@@ -152,10 +152,11 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
                 self.notify(str(e), title="Replay", timeout=6)
 
     def _from_thread(self, fn: Callable, *args) -> None:
-        try:
-            self.call_from_thread(fn, *args)
-        except RuntimeError:
-            pass  # the app has already exited
+        """Run fn(*args) on the UI thread soon; never waits (the caller is the core's thread)."""
+        self.post_message(RunOnUI(fn, args))  # thread-safe; dropped if the app has exited
+
+    def on_run_on_ui(self, message: RunOnUI) -> None:
+        message.fn(*message.args)
 
     def _finished(self, call, done: Callable | None, failed: Callable | None) -> None:
         error = call.error

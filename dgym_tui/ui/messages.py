@@ -28,6 +28,15 @@ def actor_color(actor: str) -> str:
     return ACTOR_COLORS.get(actor, "text-muted")
 
 
+class RunOnUI(Message):
+    """fn(*args) to run on the UI thread, posted from another thread without waiting for it:
+    the core's threads never block on the UI (call_from_thread would)."""
+
+    def __init__(self, fn, args: tuple) -> None:
+        super().__init__()
+        self.fn, self.args = fn, args
+
+
 def actor_style(actor: str) -> str:
     """The content-markup style for an actor."""
     style = f"${actor_color(actor)}"

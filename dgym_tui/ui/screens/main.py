@@ -626,7 +626,7 @@ class MainScreen(Screen):
                     self.notify(f"the agent waits for you ({agent.waiting.tool}): F7", title="Agent", timeout=5)
 
     def _sandbox_shown(self, ready: ev.SandboxReady) -> None:
-        self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated)
+        self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated, ready.python)
         self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
         if ready.skipped and self.source_lookup is None and not self._told_skipped:
             self._told_skipped = True  # once: the transcript keeps the list

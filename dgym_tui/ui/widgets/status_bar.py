@@ -43,9 +43,13 @@ class StatusBar(Horizontal):
         yield Label("tokens: 0", id="sb-tokens", classes="agent")
         yield Label("cost: $0.00", id="sb-cost", classes="agent")
 
-    def set_sandbox(self, kind: str, description: str, isolated: bool) -> None:
-        # docker shows its image; local says only "local": its temp path means nothing to the person
-        self.query_one("#sb-sandbox", Label).update(Content(one_line(description if kind == "docker" else kind)))
+    def set_sandbox(self, kind: str, description: str, isolated: bool, python: str = "") -> None:
+        # docker shows its image; local and bwrap their kind and the interpreter that runs the
+        # code (the project's own): their temp paths mean nothing to the person
+        label = description if kind == "docker" else kind
+        if python and kind != "docker":
+            label += f" · {python.rsplit('/', 3)[-3] + '/…/' + python.rsplit('/', 1)[-1] if '.venv' in python or '/venv/' in python else python.rsplit('/', 1)[-1]}"
+        self.query_one("#sb-sandbox", Label).update(Content(one_line(label)))
         self.query_one("#sb-isolation", Label).set_class(not isolated, "-shown")
 
     def set_entrypoint(self, label: str) -> None:
