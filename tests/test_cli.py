@@ -115,12 +115,12 @@ def test_forcing_bwrap_where_it_cannot_run_is_an_error_not_a_fallback(tmp_path, 
     (tmp_path / "a.py").write_text("print(1)\n")
     session = Session(str(tmp_path), sandbox="bwrap", python=sys.executable)
     errors = []
-    session.events.subscribe(lambda e: errors.append(e.data["message"]) if e.kind == "error" else None)
+    session.events.subscribe(lambda e: errors.append(e.data.message) if e.kind == "error" else None)
     try:
         session.start()
     finally:
         bwrap_problem.cache_clear()
-    assert session.state == "error" and session.sandbox is None
+    assert session.state.program == "error" and session.sandbox is None
     assert errors == ["bwrap is not installed: install bubblewrap (apt-get install bubblewrap) "
                       "or use --sandbox docker/local"]
 

@@ -303,7 +303,7 @@ def test_flood_of_output_is_capped_and_engine_stays_fast(open_session):
 def test_crash_after_2mb_of_logs_keeps_its_traceback(open_session):
     s = open_session("python logs_then_crash.py")
     r = s.send("c")
-    assert r.truncated and r.status["reason"] == "post_mortem"
+    assert r.truncated and r.stop.reason == "post_mortem"
     assert r.output.startswith("log line 0 ") and "log line 2047 " in r.output
     assert "Traceback (most recent call last)" in r.output and "ValueError: the real cause" in r.output
 
@@ -331,14 +331,14 @@ def _program_processes(session, script: str) -> int:
 def test_forked_child_never_takes_over_the_dialogue(open_session):
     s = open_session("python fork_loop.py", timeout=1.0)
     r = s.send("c")  # both processes loop; the time-out interrupts
-    assert r.interrupted and s.state == "stopped" and r.status["file"] == "fork_loop.py"
+    assert r.interrupted and s.state.program == "stopped" and r.stop.file == "fork_loop.py"
     assert s.send("p 1+1").output == "2\n"
     assert s.send("p 2+2").output == "4\n"
     assert s.send("p child > 0").output == "True\n"  # the parent, not the child, is debugged
     # The Ctrl-C reached the child too: it neither stopped in a debugger nor died of it.
     assert "Traceback" not in r.output and "KeyboardInterrupt" not in r.output
     assert _program_processes(s, "fork_loop.py") == 2
-    assert s.restart().status["line"] == 1
+    assert s.restart().stop.line == 1
     assert _program_processes(s, "fork_loop.py") == 1, "a process of the old run survived the restart"
 
 
@@ -347,7 +347,7 @@ def test_pool_workers_never_attach(open_session):
     s.set_breakpoint("pool.py", 5)  # inside the worker function: workers are not debugged
     s.set_breakpoint("pool.py", 11)  # after the pool, in the main process
     r = s.send("c")
-    assert not r.interrupted and r.status["line"] == 11 and r.status["function"] == "<module>", r.output
+    assert not r.interrupted and r.stop.line == 11 and r.stop.function == "<module>", r.output
     assert s.send("p squares").output == "[0, 1, 4, 9, 16, 25]\n"
     r = s.send("c")
     assert r.exited and r.exit_code == 0 and "squares [0, 1, 4, 9, 16, 25]" in r.output
@@ -365,9 +365,9 @@ def test_fork_bomb_then_restart_leaves_nothing_behind(engine, repo):
         assert "bomb done" in r.output and r.interrupted, r.output[-500:]
         assert 8 <= _program_processes(s, "bomb.py") <= 64
         r = s.restart()
-        assert r.status["line"] == 1 and s.state == "stopped"
+        assert r.stop.line == 1 and s.state.program == "stopped"
         assert _program_processes(s, "bomb.py") == 1, "processes of the fork bomb survived the restart"
-        assert s.send("n").status["line"] == 4
+        assert s.send("n").stop.line == 4
     finally:
         s.close()
 
@@ -404,7 +404,7 @@ def test_program_blocked_on_the_terminal_is_named(open_session):
     assert r.interrupted and r.restarted
     assert "waiting to read the terminal (/dev/tty, as getpass does)" in r.output, r.output
     assert "ignored Ctrl-C" not in r.output
-    assert s.status["line"] == 1
+    assert s.state.stop.line == 1
 
 
 @pytest.mark.parametrize("script, cause", [
@@ -415,7 +415,7 @@ def test_an_unexpected_end_names_its_cause(open_session, script, cause):
     s = open_session(f"python {script}")
     r = s.send("c")
     assert r.exited and cause in r.output, r.output
-    exits = [e.data["message"] for e in s.events.history if e.kind == "program_exit"]
+    exits = [e.data.message for e in s.events.history if e.kind == "program_exit"]
     assert exits and cause in exits[-1]
 
 
