@@ -59,7 +59,7 @@ def plan_apply(recording) -> ApplyPlan:
             plan.changed_files = e.changed
             if plan.is_git:
                 plan.problem += (f". To merge it anyway: dgym-tui export {plan.session or 'SESSION'} --patch "
-                                 "FILE --against-start, then git apply --3way FILE")
+                                 "FILE --against-start, then git apply --3way FILE (your changes staged or committed)")
         return plan
     plan.patch, plan.diff, plan.touched = patch, patch.diff, patch.touched
     plan.already_applied = patch.applied

@@ -97,7 +97,8 @@ class Story:
     agent: ev.AgentStarted | None = None
     status: ev.AgentStatus | None = None                 # the agent's last status
     tests: ev.Tests | None = None                        # the last test run
-    first_tests: ev.Tests | None = None                  # the first (what was failing)
+    first_tests: ev.Tests | None = None                  # a run before any change (what failed)
+    first_exception: ev.Stop | None = None               # the first stop on an exception, before any change
     tests_stale: bool = False                            # the code changed after it
     open_call: bool = False                              # a call was under way when the file ended
     started: float = 0.0
@@ -147,6 +148,11 @@ class Story:
             from dgym_tui.agent.prompts import task_from_tests
 
             return task_from_tests(self.first_tests)
+        stop = self.first_exception
+        if stop is not None and stop.exception is not None:
+            where = f"the test {stop.test}" if stop.test else f"{stop.where} in {stop.function}"
+            return (f"The program fails in {where}: {stop.exception.type}: {stop.exception.message}\n\n"
+                    "Find why, and fix the code (not the tests, unless a test is clearly wrong).")
         return f"Debug the repository {self.repo_name}."
 
     @property
@@ -221,6 +227,7 @@ class _Reader:
         self.open_calls: set[int] = set()
         self.line: list[tuple[str, str]] = []                # (id, patch) of the checkpoints in force
         self.carried: list[str] = []                         # patches a new sandbox announces again
+        self.changed = False                                 # the code changed once at least
 
     def read(self, events) -> None:
         story = self.story
@@ -262,6 +269,8 @@ class _Reader:
             self.pdb.output += d.text
 
     def _stop(self, event, d: ev.Stop) -> None:
+        if not self.changed and self.story.first_exception is None and d.exception is not None:
+            self.story.first_exception = d
         if self.pdb is not None and event.actor == HUMAN:
             self.pdb.stop = d
 
@@ -281,7 +290,8 @@ class _Reader:
 
     def _tests(self, event, d: ev.Tests) -> None:
         self.story.tests, self.story.tests_stale = d, False
-        self.story.first_tests = self.story.first_tests or d
+        if not self.changed and self.story.first_tests is None:
+            self.story.first_tests = d
         if event.actor == HUMAN and not self.human_tools:
             self._add(PersonAction(seq=event.seq, kind="tests", tool="eval", tests=d, ts=event.ts))
 
@@ -299,7 +309,7 @@ class _Reader:
             self.carried.pop(0)
             return  # the same change carried into a new sandbox, not a new one
         self.carried = []
-        self.story.tests_stale = True
+        self.story.tests_stale = self.changed = True
         if event.actor == HUMAN and not self.human_tools:
             self._add(PersonAction(seq=event.seq, kind="change", output=d.message, patch=d.patch, ts=event.ts))
 

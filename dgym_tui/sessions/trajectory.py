@@ -40,8 +40,9 @@ def tool_schemas(story: Story) -> list[dict]:
     if not schemas or used - known:
         from dgym_tui.tools import registry
 
+        every = not schemas
         for name, tool in sorted(registry().items()):
-            if name not in known and (not schemas or name in used):
+            if name not in known and (every or name in used):
                 schemas.append(tool.schema())
     return schemas
 
