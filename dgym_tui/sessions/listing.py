@@ -71,7 +71,7 @@ def summarize(path: Path) -> SessionSummary:
 def _read(data: mmap.mmap, summary: SessionSummary) -> None:
     end = data.find(b"\n")
     try:
-        header = json.loads(data[:end if end >= 0 else len(data)])
+        header = _header(data[:end if end >= 0 else len(data)])
     except ValueError:
         summary.problem = "not a dgym-tui session (its first line is not JSON)"
         return
@@ -87,7 +87,9 @@ def _read(data: mmap.mmap, summary: SessionSummary) -> None:
     tests = _last(data, b"tests")
     torn = data[len(data) - 1:] != b"\n"
     started, finished = _last(data, b"call_started", parse=False), _last(data, b"call_finished", parse=False)
-    changed = max(_last(data, b"checkpoint", parse=False)[0], _last(data, b"restored", parse=False)[0])
+    # a change after the last test run makes its result stale (searched only after it: cheap)
+    changed = tests[0] >= 0 and max(_last(data, b"checkpoint", tests[0], parse=False)[0],
+                                    _last(data, b"restored", tests[0], parse=False)[0]) > tests[0]
     state = None
     interrupted = torn or started[0] > finished[0]
     if status[1] is not None:
@@ -100,15 +102,28 @@ def _read(data: mmap.mmap, summary: SessionSummary) -> None:
         d = tests[1].get("data") or {}
         last_tests = Tests(passed=d.get("passed", 0), failed=d.get("failed", 0), errors=d.get("errors", 0),
                            failing=[], output="", exit_code=d.get("exit_code"))
-    summary.outcome = describe_outcome(state, last_tests, changed > tests[0], interrupted)
+    summary.outcome = describe_outcome(state, last_tests, changed, interrupted)
 
 
-def _last(data: mmap.mmap, kind: bytes, parse: bool = True) -> tuple[int, dict | None]:
-    """The position of the last event of this kind (-1: none) and, if asked, the event."""
+def _header(line: bytes) -> dict:
+    """The header without its file hashes when they come last, as the writer puts them: for a
+    big repo they are most of the line, and the listing needs none of them."""
+    cut = line.rfind(b',"repo_hashes":{')
+    if cut > 0:
+        try:
+            return json.loads(line[:cut] + b"}")
+        except ValueError:
+            pass
+    return json.loads(line)
+
+
+def _last(data: mmap.mmap, kind: bytes, after: int = 0, parse: bool = True) -> tuple[int, dict | None]:
+    """The position of the last event of this kind (-1: none, or none after `after`) and, if
+    asked, the event."""
     needle = b'"kind":"' + kind + b'",'
     end = len(data)
     while True:
-        at = data.rfind(needle, 0, end)
+        at = data.rfind(needle, max(after, 0), end)
         if at < 0:
             return -1, None
         start = data.rfind(b"\n", 0, at) + 1
