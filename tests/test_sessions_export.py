@@ -574,3 +574,29 @@ def test_the_sessions_package_never_imports_the_ui():
             "print(','.join(sorted(m for m in sys.modules if m == 'textual' or m.startswith(('textual.', 'dgym_tui.ui')))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ""
+
+
+def test_a_killed_session_taken_up_again_lists_and_exports_as_one(made, tmp_path):
+    """Cut after its second change (a call under way, as a SIGKILL leaves it), then resumed into
+    the same file (the person finishes by hand): one story, one final change."""
+    lines = made["files"].read_text().splitlines(keepends=True)
+    second = [i for i, line in enumerate(lines) if '"kind":"checkpoint"' in line][1]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(lines[:second + 1]))
+    assert summarize(path).outcome == "interrupted" and tell(read_session(path)).interrupted
+    session = Session.resume(read_session(path))
+    writer = SessionWriter.append(path, session)
+    try:
+        session.start()
+        session.edit("tally/__init__.py", FIXED + "\n", 5, 5)
+        assert session.run_tests().ok
+    finally:
+        session.close()
+        writer.close()
+    story = tell(read_session(path))
+    assert not story.interrupted and story.outcome == "stopped, tests pass" == summarize(path).outcome
+    diff = export_patch(read_session(path))
+    assert "tally/stats.py" in diff and "NOTES.txt" in diff and "+" + FIXED in diff and "blob.bin" not in diff
+    copy = fresh_copy(made["files_repo"], tmp_path / "clean")
+    subprocess.run(["git", "apply", "-"], input=diff.encode(), cwd=copy, check=True)
+    assert pytest_passes(copy) and not (copy / "NOTES.txt").exists()

@@ -87,14 +87,17 @@ def _read(data: mmap.mmap, summary: SessionSummary) -> None:
     tests = _last(data, b"tests")
     torn = data[len(data) - 1:] != b"\n"
     started, finished = _last(data, b"call_started", parse=False), _last(data, b"call_finished", parse=False)
+    resumed = _last(data, b"resumed", started[0], parse=False)[0]  # calls cut by a kill never finish
     # a change after the last test run makes its result stale (searched only after it: cheap)
     changed = tests[0] >= 0 and max(_last(data, b"checkpoint", tests[0], parse=False)[0],
                                     _last(data, b"restored", tests[0], parse=False)[0]) > tests[0]
     state = None
-    interrupted = torn or started[0] > finished[0]
+    interrupted = torn or started[0] > max(finished[0], resumed)
     if status[1] is not None:
         d = status[1].get("data") or {}
         state, summary.steps = d.get("state"), int(d.get("step") or 0)
+        if state not in FINAL_STATES and _last(data, b"resumed", status[0], parse=False)[0] > status[0]:
+            state = "stopped"  # taken up again later: the agent at work then was stopped (DebugState)
         interrupted = interrupted or state not in FINAL_STATES
         summary.mode = str(d.get("mode") or summary.mode)
     last_tests = None

@@ -7,11 +7,14 @@ happened. Nothing here imports the UI or touches a sandbox: it only reads events
 The conversation follows the agent's own rule: an `agent_message` with index i replaces
 everything from i on (a take-over cuts the history there). The prompt of each model query is
 rebuilt from the messages known at that moment, up to `model_request.upto`, with the messages
-it lists as `trimmed` cut short exactly as the agent cut them.
+a request lists as `trimmed` — and those of the requests before it, since a message once cut
+stays cut — cut short exactly as the agent cut them. A `resumed` event (a session taken up
+again, appended to the same file) ends what was under way when the first run stopped.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from dgym_tui.core import events as ev
@@ -228,6 +231,7 @@ class _Reader:
         self.line: list[tuple[str, str]] = []                # (id, patch) of the checkpoints in force
         self.carried: list[str] = []                         # patches a new sandbox announces again
         self.changed = False                                 # the code changed once at least
+        self.trimmed: set[int] = set()                       # messages the agent sends cut short
 
     def read(self, events) -> None:
         story = self.story
@@ -323,6 +327,17 @@ class _Reader:
 
     def _agent_started(self, event, d: ev.AgentStarted) -> None:
         self.story.agent = d
+        self.trimmed = set()  # a new agent (or one taking up a conversation) trims afresh
+
+    def _resumed(self, event, d) -> None:
+        """The session was taken up again: the calls under way when it stopped never finish,
+        and an agent that was at work is stopped (as DebugState has it)."""
+        self.open_calls.clear()
+        self.human_tools.clear()
+        self.pdb = self.request = None
+        status = self.story.status
+        if status is not None and status.state not in FINAL_STATES:
+            self.story.status = dataclasses.replace(status, state="stopped", reason="the session was resumed")
 
     def _agent_status(self, event, d: ev.AgentStatus) -> None:
         self.story.status = d
@@ -330,6 +345,7 @@ class _Reader:
     def _agent_message(self, event, d: ev.AgentMessage) -> None:
         story = self.story
         del story.messages[d.index:], story.origins[d.index:], story.message_seqs[d.index:], story.message_ts[d.index:]
+        self.trimmed = {i for i in self.trimmed if i < d.index}
         story.messages.append(d.message)
         story.origins.append(d.origin)
         story.message_seqs.append(event.seq)
@@ -338,9 +354,10 @@ class _Reader:
     def _model_request(self, event, d: ev.ModelRequest) -> None:
         from dgym_tui.agent.loop import TRIMMED
 
+        self.trimmed.update(d.trimmed)
         prompt = list(self.story.messages[:d.upto])
-        for i in d.trimmed:
-            if 0 <= i < len(prompt):
+        for i in self.trimmed:
+            if i < len(prompt):
                 prompt[i] = {**prompt[i], "content": TRIMMED}
         self.request = (d.step, prompt)
 
