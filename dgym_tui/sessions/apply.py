@@ -8,11 +8,10 @@ as the session left it. The app and `dgym-tui apply` both use these two.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dgym_tui.sessions.patch import FinalPatch, PatchError, _sha256, final_patch, git_location
+from dgym_tui.sessions.patch import FinalPatch, PatchError, file_sha256, final_patch, git_location, run_git
 
 
 class ApplyError(Exception):
@@ -50,8 +49,8 @@ def plan_apply(recording) -> ApplyPlan:
     """What applying this recorded session (a SessionFile) would do; never changes anything."""
     repo = Path(str(recording.header.get("repo") or ""))
     plan = ApplyPlan(session=getattr(recording, "path", ""), repo=repo)
-    plan.is_git = repo.is_dir() and git_location(repo) is not None
     try:
+        plan.is_git = repo.is_dir() and git_location(repo) is not None
         patch = final_patch(recording)
     except PatchError as e:
         plan.problem = f"not applied: {e}"
@@ -77,26 +76,29 @@ def apply(plan: ApplyPlan) -> str:
     if not plan.diff or plan.patch is None:
         return plan.summary()
     patch = plan.patch
-    edited = [rel for rel in patch.touched if _sha256(plan.repo / rel) != patch.start[rel]]
+    edited = [rel for rel in patch.touched if file_sha256(plan.repo / rel) != patch.start[rel]]
     if edited:
         raise ApplyError(f"not applied: changed since the plan was made: {', '.join(edited)}; nothing was changed")
-    command, cwd = ["git", "apply", "--whitespace=nowarn"], plan.repo
-    where = git_location(plan.repo)
+    command, cwd = ["apply", "--whitespace=nowarn"], plan.repo
+    try:
+        where = git_location(plan.repo)
+    except PatchError as e:
+        raise ApplyError(f"not applied: {e}") from None
     if where is not None:  # paths in the diff are the repo's; git reads them from the work tree's top
         cwd, prefix = where
         if prefix:
             command.append(f"--directory={prefix.rstrip('/')}")
     data = plan.diff.encode("utf-8", "surrogateescape")
-    check = subprocess.run([*command, "--check", "-"], cwd=cwd, input=data, capture_output=True)
+    check = run_git([*command, "--check", "-"], cwd=cwd, input=data)
     if check.returncode != 0:
         why = check.stderr.decode(errors="replace").strip().splitlines()
         raise ApplyError(f"not applied: git apply --check refused it ({why[-1] if why else 'no reason given'}); "
                          "nothing was changed")
-    done = subprocess.run([*command, "-"], cwd=cwd, input=data, capture_output=True)
+    done = run_git([*command, "-"], cwd=cwd, input=data)
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip().splitlines()
         raise ApplyError(f"git apply failed after its check passed: {why[-1] if why else 'no reason given'}")
-    wrong = [rel for rel in patch.touched if _sha256(plan.repo / rel) != patch.final[rel]]
+    wrong = [rel for rel in patch.touched if file_sha256(plan.repo / rel) != patch.final[rel]]
     if wrong:
         raise ApplyError(f"applied, but these files did not come out as the session left them: {', '.join(wrong)}")
     return f"applied: changed {len(patch.touched)} file(s) in {plan.repo}: {', '.join(patch.touched)}"

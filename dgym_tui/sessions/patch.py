@@ -65,8 +65,7 @@ def final_patch(recording, against_start: bool = False) -> FinalPatch:
     header = recording.header
     repo = Path(str(header.get("repo") or ""))
     if not header.get("repo") or not repo.is_dir():
-        raise PatchError(f"the repo {repo} no longer exists, so the final change cannot be rebuilt from it "
-                         "(the other export formats work without it)")
+        raise PatchError(f"the repo {repo} no longer exists: the final change cannot be rebuilt against it")
     hashes = header.get("repo_hashes")
     if not isinstance(hashes, dict) or (not hashes and header.get("repo_hashes_error")):
         why = header.get("repo_hashes_error") or "the session file's header has no file hashes"
@@ -77,7 +76,7 @@ def final_patch(recording, against_start: bool = False) -> FinalPatch:
         for rel in touched:
             _check_path(rel)
         start = {rel: hashes.get(rel) for rel in touched}
-        now = {rel: _sha256(repo / rel) for rel in touched}
+        now = {rel: file_sha256(repo / rel) for rel in touched}
         changed = [rel for rel in touched if now[rel] != start[rel]]
         applied = base_from_git = False
         tmp.fill(repo, touched)
@@ -114,7 +113,7 @@ def _check_path(rel: str) -> None:
         raise PatchError(f"the session's patches touch {rel!r}, outside the repo: refusing")
 
 
-def _sha256(path: Path) -> str | None:
+def file_sha256(path: Path) -> str | None:
     if not path.is_file():
         return None
     h = hashlib.sha256()
@@ -124,10 +123,17 @@ def _sha256(path: Path) -> str | None:
     return h.hexdigest()
 
 
+def run_git(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    """git, captured; no git on the PATH is a one-line PatchError, not a traceback."""
+    try:
+        return subprocess.run(["git", *args], capture_output=True, **kwargs)
+    except FileNotFoundError:
+        raise PatchError("git is needed for this and was not found on the PATH") from None
+
+
 def git_location(repo: Path) -> tuple[Path, str] | None:
     """(the work tree's top folder, repo's path inside it) when repo is in a git work tree."""
-    out = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel", "--show-prefix"],
-                         capture_output=True, text=True)
+    out = run_git(["-C", str(repo), "rev-parse", "--show-toplevel", "--show-prefix"], text=True)
     if out.returncode != 0:
         return None
     lines = out.stdout.split("\n")
@@ -142,7 +148,7 @@ def _start_from_git(tmp: _TempRepo, repo: Path, changed: list[str], start: dict)
         return False
     top, prefix = where
     for rel in changed:
-        shown = subprocess.run(["git", "-C", str(top), "show", f"HEAD:{prefix}{rel}"], capture_output=True)
+        shown = run_git(["-C", str(top), "show", f"HEAD:{prefix}{rel}"])
         data = shown.stdout if shown.returncode == 0 else None
         if (hashlib.sha256(data).hexdigest() if data is not None else None) != start[rel]:
             return False
@@ -169,7 +175,7 @@ class _TempRepo:
         self._dir.cleanup()
 
     def git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        out = subprocess.run(["git", *args], cwd=self.root, env=self.env, input=stdin, capture_output=True)
+        out = run_git(list(args), cwd=self.root, env=self.env, input=stdin)
         if check and out.returncode != 0:
             raise PatchError(f"git {args[0]} failed: {out.stderr.decode(errors='replace').strip()[-300:]}")
         return out
@@ -213,7 +219,7 @@ class _TempRepo:
                 self.write(rel, None)
 
     def hashes(self, touched: list[str]) -> dict[str, str | None]:
-        return {rel: _sha256(self.root / rel) for rel in touched}
+        return {rel: file_sha256(self.root / rel) for rel in touched}
 
     def reverse(self, patches: list[str]) -> bool:
         """Undo the patches, last first, in the work tree; False if one does not reverse."""
