@@ -401,6 +401,14 @@ def test_markdown_tells_the_story(made):
     assert "```diff" in text and "+    return total / len(values)" in text
     assert "cost unknown" in text and "scripted" in text
     assert "- **outcome**: submitted, tests pass" in text
+    assert text.count("- **the agent's summary**: mean divided by n - 1 instead of n") == 1
+    files = export(load(made["files"]), "markdown")
+    assert "**The person undid a change** (undid: shell: echo '# oops' >> tests/test_tally.py)" in files
+    assert "- **outcome**: submitted\n" in files and "(before the last change)" in files
+    assert "- **cost**: $0.01" in files and "GIT binary patch" in files
+    manual = export(load(made["manual"]), "markdown")
+    # each command shows its own output, not what the next call (the edit) made the program print
+    assert "`(Pdb) p len(values)`\n\nOutput:\n\n```\n3\n```" in manual
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "debug-gym", "mini-swe-agent", "chat"])

@@ -8,7 +8,6 @@ stand-ins (safe_text) and HTML is escaped, so the write-up is safe in a terminal
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import time
@@ -131,7 +130,7 @@ def _person(action: PersonAction) -> str:
 def _outcome(story: Story) -> str:
     prompt, completion = story.tokens
     rows = [("outcome", story.outcome)]
-    if story.status is not None and story.status.reason:
+    if story.status is not None and story.status.reason and story.status.reason != story.submission:
         rows.append(("why", story.status.reason))
     if story.submission:
         rows.append(("the agent's summary", story.submission))
@@ -178,7 +177,7 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def _quote(text: str) -> str:
-    return "\n".join("> " + html.escape(line, quote=False) if line else ">" for line in text.strip().splitlines())
+    return "\n".join("> " + _no_tags(line) if line else ">" for line in text.strip().splitlines())
 
 
 def _code(text: str) -> str:
@@ -191,4 +190,9 @@ def _code(text: str) -> str:
 
 
 def _inline(text: str) -> str:
-    return html.escape(" ".join(text.split()), quote=False)
+    return _no_tags(" ".join(text.split()))
+
+
+def _no_tags(text: str) -> str:
+    """Text from the model or the program, kept from becoming HTML in a Markdown viewer."""
+    return text.replace("<", "&lt;")

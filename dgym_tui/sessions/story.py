@@ -248,6 +248,8 @@ class _Reader:
 
     def _call_started(self, event, d: ev.CallStarted) -> None:
         self.open_calls.add(d.id)
+        if d.lane == "act":
+            self.pdb = None  # what a later call prints is not that command's output
         if event.actor == HUMAN and d.name == "run_tool":
             args = d.args.get("args") if isinstance(d.args.get("args"), dict) else {}
             action = PersonAction(seq=event.seq, kind="tool", tool=str(d.args.get("name") or ""),
@@ -257,6 +259,8 @@ class _Reader:
 
     def _call_finished(self, event, d: ev.CallFinished) -> None:
         self.open_calls.discard(d.id)
+        if d.lane == "act":
+            self.pdb = None
         self.human_tools.pop(d.id, None)
 
     # --- the person's own actions -------------------------------------------------------------
