@@ -311,7 +311,7 @@ def test_chat_export_loads_line_by_line_and_every_tool_call_has_its_result(made,
     assert all(set(m) <= {"role", "content", "tool_calls", "tool_call_id"} for m in messages)
     # a session with no agent: its own system prompt and task, then the person's commands
     assert manual["messages"][0]["role"] == "system"
-    assert manual["messages"][1]["content"].startswith("The program fails in tests/test_tally.py:5 in test_mean: "
+    assert manual["messages"][1]["content"].startswith("The program fails in the test tests/test_tally.py::test_mean: "
                                                        "AssertionError: assert 6.0 == 4")
     commands = [json.loads(c["function"]["arguments"]).get("command") for m in manual["messages"]
                 for c in m.get("tool_calls") or [] if c["function"]["name"] == "pdb"]
@@ -608,3 +608,22 @@ def test_a_killed_session_taken_up_again_lists_and_exports_as_one(made, tmp_path
     copy = fresh_copy(made["files_repo"], tmp_path / "clean")
     subprocess.run(["git", "apply", "-"], input=diff.encode(), cwd=copy, check=True)
     assert pytest_passes(copy) and not (copy / "NOTES.txt").exists()
+
+
+def test_the_bundled_demo_session_exports_and_its_change_fixes_the_example(tmp_path):
+    from conftest import EXAMPLE
+
+    from dgym_tui.demo import demo_session
+
+    repo = fresh_copy(EXAMPLE, tmp_path / "shopcart")
+    session = with_repo(demo_session(), repo, tmp_path / "demo.jsonl")
+    recording = load(session)
+    story = tell(recording)
+    assert story.outcome == "submitted, tests pass" and story.agent.scripted
+    for fmt in ("markdown", "debug-gym", "mini-swe-agent"):
+        assert export(recording, fmt)
+    assert check_pairs(json.loads(export(recording, "chat"))["messages"]) == []
+    assert not pytest_passes(repo)
+    plan = plan_apply(recording)
+    assert plan.can_apply and len(plan.touched) >= 2
+    assert apply(plan).startswith("applied") and pytest_passes(repo)
