@@ -20,10 +20,10 @@ apply, listing, markdown, trajectory (debug-gym, mini-swe-agent), chat, export, 
 
 from dgym_tui.core.session_file import SessionFileError
 from dgym_tui.sessions.apply import ApplyError, ApplyPlan, apply, plan_apply
-from dgym_tui.sessions.export import FORMATS, export, export_patch, load
+from dgym_tui.sessions.export import FORMATS, export, export_patch, load, write
 from dgym_tui.sessions.listing import SessionSummary, list_sessions, summarize
 from dgym_tui.sessions.patch import FinalPatch, PatchError, final_patch
 
 __all__ = ["ApplyError", "ApplyPlan", "FORMATS", "FinalPatch", "PatchError", "SessionFileError",
            "SessionSummary", "apply", "export", "export_patch", "final_patch", "list_sessions", "load",
-           "plan_apply", "summarize"]
+           "plan_apply", "summarize", "write"]

@@ -113,7 +113,7 @@ def _sessions(argv: list[str]) -> int:
 
 
 def _export(argv: list[str]) -> int:
-    from dgym_tui.sessions.export import export
+    from dgym_tui.sessions.export import write
     from dgym_tui.sessions.patch import PatchError, final_patch
 
     prog = "dgym-tui export"
@@ -133,7 +133,7 @@ def _export(argv: list[str]) -> int:
             raise _Failed(f"no patch written: {e}", 1) from None
         if not patch.diff:
             raise _Failed("no patch written: the session changed no file", 1)
-        _write(args.patch, patch.diff, raw_to_file=True)
+        _write_patch(args.patch, patch.diff)
         where = "standard output" if args.patch == "-" else args.patch
         note = ""
         if patch.applied:
@@ -143,15 +143,25 @@ def _export(argv: list[str]) -> int:
         print(one_line(f"{prog}: wrote the change to {len(patch.touched)} file(s) "
                        f"({', '.join(patch.touched)}) to {where}{note}"), file=sys.stderr)
         return 0
-    texts = [export(_load(path, prog), args.format) for path in args.session]
-    _write(args.output or "-", "".join(texts))
+    recordings = [_load(path, prog) for path in args.session]  # all readable before writing any
+    if not args.output:
+        for recording in recordings:
+            write(recording, args.format, sys.stdout)
+        sys.stdout.flush()
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            for recording in recordings:
+                write(recording, args.format, fh)
+    except OSError as e:
+        raise _Failed(f"cannot write {args.output}: {e.strerror or e}", 2) from None
     return 0
 
 
-def _write(target: str, text: str, raw_to_file: bool = False) -> None:
+def _write_patch(target: str, text: str) -> None:
     if target == "-":
         # a patch carries the repo's text as the model wrote it: raw into a pipe, shown safely on a terminal
-        sys.stdout.write(visible(text) if raw_to_file and sys.stdout.isatty() else text)
+        sys.stdout.write(visible(text) if sys.stdout.isatty() else text)
         sys.stdout.flush()
         return
     try:

@@ -11,6 +11,7 @@ program can reach a terminal it is printed on; the Markdown shows them as visibl
 
 from __future__ import annotations
 
+import io
 import json
 
 from dgym_tui.core.session_file import SessionFile, read_session
@@ -27,25 +28,37 @@ def load(path) -> SessionFile:
 
 def export(recording: SessionFile, fmt: str) -> str:
     """The session in one of FORMATS, as text ending with a newline."""
+    out = io.StringIO()
+    write(recording, fmt, out)
+    return out.getvalue()
+
+
+def write(recording: SessionFile, fmt: str, out) -> None:
+    """Like export(), written to a text stream piece by piece: a debug-gym trajectory repeats
+    the whole prompt at every step, so a long session's is gigabytes, never held in memory
+    as one string (the prompts share their messages)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     story = tell(recording)
     if fmt == "markdown":
         from dgym_tui.sessions.markdown import render
 
         diff, note = _diff_for_writeup(recording)
-        return render(story, diff, note)
+        out.write(render(story, diff, note))
+        return
     if fmt == "debug-gym":
         from dgym_tui.sessions.trajectory import debug_gym
 
-        return json.dumps(debug_gym(story), indent=4) + "\n"
-    if fmt == "mini-swe-agent":
+        json.dump(debug_gym(story), out, indent=4)
+    elif fmt == "mini-swe-agent":
         from dgym_tui.sessions.trajectory import mini_swe_agent
 
-        return json.dumps(mini_swe_agent(story), indent=2) + "\n"
-    if fmt == "chat":
+        json.dump(mini_swe_agent(story), out, indent=2)
+    else:
         from dgym_tui.sessions.chat import conversation
 
-        return json.dumps(conversation(story), separators=(",", ":")) + "\n"
-    raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+        json.dump(conversation(story), out, separators=(",", ":"))
+    out.write("\n")
 
 
 def export_patch(recording: SessionFile, against_start: bool = False) -> str:
