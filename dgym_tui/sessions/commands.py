@@ -1,6 +1,7 @@
 """The command line of saved sessions: `dgym-tui sessions`, `dgym-tui export`, `dgym-tui apply`
-(cli.py hands them their arguments). Exit codes: 0 done, 1 refused or nothing to do (the repo
-changed, it is gone, the session changed nothing), 2 bad usage or a file that is not a session.
+(cli.py hands them their arguments). Exit codes: 0 done (apply: also when there is nothing to
+do), 1 refused (the repo changed, it is gone; export --patch: no change to write), 2 bad usage
+or a file that is not a session.
 Errors are one line on standard error; what comes from the model or the sandbox is shown
 through safe_text when it goes to a terminal.
 """
@@ -13,7 +14,6 @@ import sys
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.session_file import SessionFileError
 
-EXIT_CODES = "Exit status: 0 done, 1 refused or nothing to do, 2 bad usage or not a session file."
 
 
 class _Failed(Exception):
@@ -41,7 +41,8 @@ def export_parser() -> argparse.ArgumentParser:
         description="Export a saved session: its final change as a patch for `git apply`, or the session as a "
                     "Markdown write-up, a debug-gym trajectory.json, a mini-swe-agent .traj.json, or a chat "
                     "conversation for fine-tuning (JSON lines, one per session; the person's own pdb commands "
-                    "become tool calls). " + EXIT_CODES)
+                    "become tool calls). Exit status: 0 written, 1 no patch can be written (the repo changed "
+                    "or is gone, or the session changed nothing), 2 bad usage or not a session file.")
     p.add_argument("session", nargs="+", metavar="SESSION",
                    help="a session file (several only with --format chat: one line each)")
     what = p.add_mutually_exclusive_group(required=True)
@@ -61,7 +62,9 @@ def apply_parser() -> argparse.ArgumentParser:
         prog="dgym-tui apply",
         description="Apply a saved session's final change to its repository, all or nothing: shows the diff, "
                     "refuses if a file it touches changed since the session started (naming them), and says so "
-                    "when the change is there already. Without --yes it only shows what it would do. " + EXIT_CODES)
+                    "when the change is there already. Without --yes it only shows what it would do. Exit status: "
+                    "0 applied, shown, or nothing to do (already applied), 1 refused (nothing changed), 2 bad usage "
+                    "or not a session file.")
     p.add_argument("session", metavar="SESSION", help="a session file")
     p.add_argument("--yes", action="store_true", help="apply it (without: only show what would happen)")
     return p
