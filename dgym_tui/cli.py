@@ -14,6 +14,9 @@ from dgym_tui import __version__
 
 SUBCOMMANDS = ("doctor", "image", "run", "replay", "resume", "demo")
 
+# Saved sessions (dgym_tui/sessions/commands.py): name -> the function that takes its arguments.
+SESSION_SUBCOMMANDS = {"sessions": "main_sessions", "export": "main_export", "apply": "main_apply"}
+
 DESCRIPTION = """\
 Debug a Python repository in a terminal UI, side by side with an AI agent. The repo's code runs
 in a sandbox (a Docker container when an engine answers and the sandbox image exists, else a
@@ -30,6 +33,10 @@ other commands:
   dgym-tui demo                     replay a bundled session: a scripted agent fixes the example's bugs
   dgym-tui doctor                   check Docker, the sandbox image, git, the terminal and LLM keys
   dgym-tui image build              build the sandbox image (see `dgym-tui image build --help`)
+  dgym-tui sessions [REPO]          list the saved sessions, newest first
+  dgym-tui export SESSION ...       a session's final patch, or the session as markdown, debug-gym,
+                                    mini-swe-agent or chat (fine-tuning) data
+  dgym-tui apply SESSION [--yes]    apply a session's final change to its repo, all or nothing
 """
 
 
@@ -170,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     from dgym_tui.sandbox import SandboxError
 
     try:
+        if argv and argv[0] in SESSION_SUBCOMMANDS:
+            from dgym_tui.sessions import commands
+
+            return getattr(commands, SESSION_SUBCOMMANDS[argv[0]])(argv[1:])
         if argv and argv[0] == "doctor":
             argparse.ArgumentParser(prog="dgym-tui doctor",
                                     description="Check what dgym-tui needs, one line each with the fix.").parse_args(argv[1:])
