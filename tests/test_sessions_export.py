@@ -627,3 +627,19 @@ def test_the_bundled_demo_session_exports_and_its_change_fixes_the_example(tmp_p
     plan = plan_apply(recording)
     assert plan.can_apply and len(plan.touched) >= 2
     assert apply(plan).startswith("applied") and pytest_passes(repo)
+
+
+def test_the_bundled_example_itself_is_never_changed_by_apply(tmp_path):
+    from conftest import EXAMPLE
+
+    from dgym_tui.demo import demo_session
+    from dgym_tui.examples import example_path
+
+    recording = load(demo_session())
+    recording.header["repo"] = str(example_path())  # as `dgym-tui demo` replays it
+    before = {p: p.read_bytes() for p in Path(EXAMPLE).rglob("*.py")}
+    plan = plan_apply(recording)
+    assert not plan.can_apply and "bundled example" in plan.problem and "--patch" in plan.problem
+    with pytest.raises(ApplyError):
+        apply(plan)
+    assert {p: p.read_bytes() for p in Path(EXAMPLE).rglob("*.py")} == before

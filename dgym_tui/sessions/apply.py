@@ -49,6 +49,10 @@ def plan_apply(recording) -> ApplyPlan:
     """What applying this recorded session (a SessionFile) would do; never changes anything."""
     repo = Path(str(recording.header.get("repo") or ""))
     plan = ApplyPlan(session=getattr(recording, "path", ""), repo=repo)
+    if _is_bundled_example(repo):
+        plan.problem = ("not applied: the bundled example is part of dgym-tui and stays as shipped; "
+                        f"to keep the change: dgym-tui export {plan.session or 'SESSION'} --patch FILE")
+        return plan
     try:
         plan.is_git = repo.is_dir() and git_location(repo) is not None
         patch = final_patch(recording)
@@ -63,6 +67,15 @@ def plan_apply(recording) -> ApplyPlan:
     plan.patch, plan.diff, plan.touched = patch, patch.diff, patch.touched
     plan.already_applied = patch.applied
     return plan
+
+
+def _is_bundled_example(repo: Path) -> bool:
+    from dgym_tui.examples import example_path
+
+    try:
+        return repo.resolve().parent == example_path().parent
+    except (OSError, FileNotFoundError):
+        return False
 
 
 def apply(plan: ApplyPlan) -> str:

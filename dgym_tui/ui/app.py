@@ -22,6 +22,7 @@ from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.config import load_config, save_config
 from dgym_tui.ui.agent_control import AgentControl
+from dgym_tui.ui.apply_changes import ApplyChanges
 from dgym_tui.ui.messages import RunOnUI, SessionEvents
 from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
@@ -60,6 +61,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             writer.on_error = lambda message: self._from_thread(
                 self.notify, one_line(message), severity="error", title="Session file", timeout=20)
         self.agents = AgentControl(self, agent_settings)
+        self.applier = ApplyChanges(self)
         self.sub_title = session.repo_name
         for t in THEMES:
             self.register_theme(t)
@@ -122,6 +124,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         writer.on_error = lambda message: self._from_thread(
             self.notify, one_line(message), severity="error", title="Session file", timeout=20)
         self.agents = AgentControl(self, agent_settings)
+        self.applier = ApplyChanges(self)
         self.main.reset()
         self.main.source_lookup = None
         self.main.source.focus()
@@ -197,6 +200,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             ("Interrupt", "stop a running command (ctrl+c)", self.interrupt),
             ("Undo the last change", "revert the last checkpoint (an edit, a command that changed files)",
              lambda: self.submit("undo")),
+            ("Apply the changes to your repo…", "W: the whole diff first, then all or nothing",
+             self.action_apply_changes),
             *(self.replay.palette_commands() if self.replay is not None else self.agents.palette_commands()),
             *self.tool_commands(),
             ("Maximize / restore the focused pane", "z", main.action_toggle_maximize),
@@ -280,12 +285,15 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             return
         self.ask("changed_files", self._confirm_quit, self._confirm_quit_unsure)
 
+    def action_apply_changes(self) -> None:
+        self.applier.start()
+
     def _confirm_quit(self, changed: list[str]) -> None:
-        if not changed:
+        if not changed or self.applier.already_applied():
             self.shutdown()
             return
         names = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-        self._ask_to_quit(f"The sandbox holds unapplied changes ({one_line(names)}). Quit and discard them?")
+        self._ask_to_quit(f"The sandbox holds unapplied changes ({one_line(names)}). Quit and discard them? (W applies them to your repo)")
 
     def _confirm_quit_unsure(self, error: Exception) -> None:
         # When in doubt, ask: git failing in the sandbox is no proof that nothing changed.

@@ -89,6 +89,8 @@ BINDING_SECTIONS: list[tuple[str, list[Binding]]] = [
     ]),
     ("App", [
         Binding("question_mark", "help", "Help", tooltip="this help"),
+        Binding("W", "app.apply_changes", "Apply", show=False,
+                tooltip="write the session's changes to your repo (shows the diff first; all or nothing)"),
         Binding("q", "app.quit", "Quit", tooltip="quit (asks first if the sandbox holds changes)"),
     ]),
 ]
