@@ -227,6 +227,35 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
     assert len(branches) == 1 and '"taken_over_from"' in branches[0].read_text().splitlines()[0]
 
 
+def test_demo_replays_the_scripted_agent_fixing_the_example(installed, tmp_path):
+    """`dgym-tui demo` with no key and no sandbox: the bundled session, labelled scripted, played to
+    its end (the agent's summary, the tests passing); applying it never touches the bundled example."""
+    from dgym_tui.examples import example_path
+
+    example = example_path()
+    before = tree_hash(example)
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    tmux = Tmux(f"dgym-e2e-demo-{os.getpid()}", f"{installed} demo", str(tmp_path), env)
+    try:
+        tmux.wait_for("❚❚ paused")
+        tmux.wait_for("scripted model (a demo)")
+        screen = tmux.wait_for("stopped at tests/test_catalog.py:52")  # the first failure's post-mortem
+        assert "AssertionError" in screen
+        tmux.keys("End")
+        screen = tmux.wait_for("submitted · auto mode", timeout=30)
+        assert "(scripted)" in screen
+        tmux.wait_for("0 failed, 0 errors")
+        tmux.type("W")
+        tmux.wait_for("the bundled example is part of", timeout=30)
+        tmux.type("q")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
+    assert tree_hash(example) == before
+    assert not list((tmp_path / "data").rglob("*.jsonl")), "a replay must not write a session"
+
+
 def _app_pid(installed: str, repo) -> int | None:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:

@@ -639,7 +639,7 @@ def test_the_bundled_example_itself_is_never_changed_by_apply(tmp_path):
     recording.header["repo"] = str(example_path())  # as `dgym-tui demo` replays it
     before = {p: p.read_bytes() for p in Path(EXAMPLE).rglob("*.py")}
     plan = plan_apply(recording)
-    assert not plan.can_apply and "bundled example" in plan.problem and "--patch" in plan.problem
+    assert not plan.can_apply and "bundled example" in plan.problem and "a copy" in plan.problem
     with pytest.raises(ApplyError):
         apply(plan)
     assert {p: p.read_bytes() for p in Path(EXAMPLE).rglob("*.py")} == before

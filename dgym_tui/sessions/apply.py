@@ -50,8 +50,8 @@ def plan_apply(recording) -> ApplyPlan:
     repo = Path(str(recording.header.get("repo") or ""))
     plan = ApplyPlan(session=getattr(recording, "path", ""), repo=repo)
     if _is_bundled_example(repo):
-        plan.problem = ("not applied: the bundled example is part of dgym-tui and stays as shipped; "
-                        f"to keep the change: dgym-tui export {plan.session or 'SESSION'} --patch FILE")
+        plan.problem = ("not applied: the bundled example is part of dgym-tui and stays as shipped "
+                        "(to keep changes, debug a copy of it: dgym-tui COPY)")
         return plan
     try:
         plan.is_git = repo.is_dir() and git_location(repo) is not None
