@@ -16,6 +16,7 @@ from dgym_tui.core.runner import CallCancelled
 from dgym_tui.ui.widgets.timeline import Timeline
 
 REBUILD_TAIL = 300  # events of the recent past re-drawn in the logs when going back
+READ_REST_AFTER = 0.3  # seconds after the first stop is shown before the rest of a big file is read
 
 
 class ReadOnly(CallCancelled):
@@ -98,9 +99,8 @@ class ReplayControl:
         self.main.mount(self.timeline, before="#body")
         if not self.recording.complete:
             self.timeline.note = "reading the rest of the session…"
-            import threading
-
-            threading.Thread(target=self._read_all, name="dgym-replay-read", daemon=True).start()
+            # once the first stop is on screen: the reading thread would hold the GIL meanwhile
+            self.app.set_timer(READ_REST_AFTER, self._start_reading)
         self.main.source_lookup = self.replayer.upcoming_source
         for warning in self.recording.warnings:
             self.app.notify(warning, severity="warning", title="Session file")
@@ -110,6 +110,11 @@ class ReplayControl:
                             timeout=8)
         self.seek(self.replayer.first_stop())
         self.timeline.focus()
+
+    def _start_reading(self) -> None:
+        import threading
+
+        threading.Thread(target=self._read_all, name="dgym-replay-read", daemon=True).start()
 
     def _read_all(self) -> None:
         from dgym_tui.core.session_file import SessionFileError, read_session
