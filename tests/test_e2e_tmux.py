@@ -116,6 +116,62 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
         assert not left, "the sandbox container was not removed on quit"
 
 
+NEWCOMER_REPO = {
+    "discount.py": "def total(prices, percent):\n    subtotal = sum(prices)\n    cut = subtotal * percent / 10\n"
+                   "    return subtotal - cut\n",
+    # the failing test comes first; a later, passing test calls the same function
+    "tests/test_discount.py": "from discount import total\n\n\ndef test_ten_percent_off():\n"
+                              "    assert total([100, 50], 10) == 135\n\n\ndef test_no_discount():\n"
+                              "    assert total([7, 3], 0) == 10\n",
+    "pytest.ini": "[pytest]\npythonpath = .\n",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_newcomers_path_shows_the_failing_tests_value(installed, tmp_path, backend):
+    """What a newcomer does (issue 11): open the repo, the file from the palette, go to the line,
+    b, c, p EXPR: the value is the failing test's, not the later passing test's (10, 0.0)."""
+    from test_agent import make_repo
+
+    if backend == "docker" and docker_engine() is None:
+        pytest.skip("no Docker engine answers here")
+    repo = make_repo(tmp_path / "shop", NEWCOMER_REPO)
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    tmux = Tmux(f"dgym-e2e-newcomer-{backend}-{os.getpid()}", f"{installed} --sandbox {backend} {repo}",
+                str(tmp_path), env)
+    try:
+        tmux.wait_for("stopped at tests/test_discount.py:5 in test_ten_percent_off", timeout=120)
+        tmux.keys("C-p")
+        time.sleep(0.5)
+        tmux.type("discount.py")
+        tmux.wait_for("open file")
+        tmux.keys("Enter")
+        tmux.wait_for("─ discount.py ─")
+        tmux.type(":")
+        tmux.wait_for("go to line")
+        tmux.type("4")
+        tmux.keys("Enter")
+        time.sleep(0.3)
+        tmux.type("b")
+        tmux.wait_for("Breakpoint 1 at discount.py:4")
+        tmux.type("c")
+        screen = tmux.wait_for("stopped at discount.py:4 in total", timeout=120)
+        assert "pytest tests/test_discount.py::test_ten_percent_off" in screen  # what is run, said
+        tmux.type("!")
+        time.sleep(0.3)
+        tmux.type("p subtotal, cut")
+        tmux.keys("Enter")
+        screen = tmux.wait_for("(150, 150.0)")
+        assert "(10, 0.0)" not in screen
+        tmux.keys("Escape")
+        time.sleep(0.3)
+        tmux.type("q")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
+
+
 def test_agent_with_a_model_over_http_and_the_person_approving(installed, tmp_path, stub_llm):
     """The installed app with an LLM (the stub server, over real HTTP through litellm), step mode:
     every call waits for the person, who approves, rejects an edit with a comment, tries the next
