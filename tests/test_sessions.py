@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -105,10 +106,12 @@ def test_a_torn_last_line_is_skipped_with_a_warning_and_bad_files_are_refused(ta
         read_session(middle)
 
 
-def test_a_full_disk_is_said_once_and_the_session_goes_on(tally, tmp_path):
+def test_a_full_disk_is_said_once_and_the_session_goes_on(tally, tmp_path, monkeypatch):
     full = "/dev/full"  # every write fails with ENOSPC
     if not os.path.exists(full):
         pytest.skip("no /dev/full here")
+    crashed = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
     session = Session(str(tally), sandbox="local")
     writer = SessionWriter(Path(full), {"format": "dgym-tui-session"}, session)
     said = []
@@ -125,6 +128,7 @@ def test_a_full_disk_is_said_once_and_the_session_goes_on(tally, tmp_path):
     finally:
         session.close()
         writer.close()
+    assert not crashed, "the writer's thread died of the full disk instead of ending"
 
 
 def test_killed_mid_run_the_file_is_readable_and_resume_goes_on(tally, tmp_path):
@@ -251,7 +255,8 @@ async def test_replay_in_the_app_then_take_over_here(tally, tmp_path):
     async with app.run_test(size=(150, 45)) as pilot:
         await wait_for(pilot, lambda: app.main.state.stop is not None, what="the replay at its first stop")
         timeline = app.main.query_one(Timeline)
-        assert app.main.focused is timeline and app.main.state.stop.reason == "post_mortem"
+        await wait_for(pilot, lambda: app.main.focused is timeline, what="the timeline focused")  # on the next tick
+        assert app.main.state.stop.reason == "post_mortem"
         # forward to the agent's `c`: the stop in mean, with its locals
         while not (app.main.state.stop and app.main.state.stop.function == "mean"):
             await pilot.press("l")

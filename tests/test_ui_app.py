@@ -194,7 +194,7 @@ async def test_first_frame_comes_before_the_sandbox_is_ready(session):
         assert kinds.index(ev.Progress.kind) < kinds.index(ev.SandboxReady.kind) < kinds.index(ev.Stop.kind)
         bar = app.main.query_one(StatusBar)
         assert bar.state_text == "stopped at main.py:1 in <module>"
-        assert str(bar.query_one("#sb-sandbox").content) == "local"
+        assert str(bar.query_one("#sb-sandbox").content).startswith("local · python")  # and its interpreter
         assert bar.query_one("#sb-isolation").display  # NOT ISOLATED, in red
 
 
@@ -291,7 +291,8 @@ async def test_t_runs_to_the_cursor_line(session):
         await stop_at(pilot, "main.py", 77)
         assert pdb_inputs(session, mark) == [("tbreak main.py:77", "human"), ("continue", "human")]
         assert state_text(app) == "stopped at main.py:77 in main"
-        assert "Checkout previews" in log_text(app)  # the program ran up to there
+        # the program ran up to there (its output reaches the console just after the stop's frame)
+        await wait_for(pilot, lambda: "Checkout previews" in log_text(app), what="the program's output")
         assert breakpoints(session) == []  # the temporary breakpoint went with the stop
 
 

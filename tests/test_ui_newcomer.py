@@ -171,7 +171,7 @@ async def test_footer_after_a_resize_to_80x24_and_back(session):
     app = DgymApp(session)
     async with app.run_test(size=(160, 50)) as pilot:
         await started(pilot)
-        keys = "/ Search ^g Go to line n Next s Step c Cont r Return b Break t To cursor ! Console ? Help q Quit"
+        keys = "/ Search ^g Go to line n Next s Step c Cont r Return b Break t To cursor R Restart ! Console ? Help q Quit"
         footers = []
         for size in ((160, 50), (80, 24), (160, 50), (100, 30), (160, 50)):
             await pilot.resize_terminal(*size)

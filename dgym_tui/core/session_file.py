@@ -10,6 +10,7 @@ index), and streamed reply pieces (`model_delta`) are not kept — the reply is.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -157,7 +158,7 @@ class SessionWriter:
         except OSError as e:
             self._fail(f"cannot write the session file {self.path}: {e.strerror or e}")
             return
-        with handle:
+        with _closed_quietly(handle):
             try:
                 if self.header is not None and "repo_hashes" not in self.header and self.header.get("repo"):
                     try:
@@ -217,6 +218,19 @@ class SessionWriter:
             callback = self._on_error
         if callback is not None:
             callback(message)
+
+
+@contextlib.contextmanager
+def _closed_quietly(handle):
+    """Close the file at the end; on a full disk closing fails too (the buffer cannot be
+    flushed), and that failure has been said already."""
+    try:
+        yield handle
+    finally:
+        try:
+            handle.close()
+        except OSError:
+            pass
 
 
 def changed_since(header: dict) -> list[str]:
