@@ -90,6 +90,9 @@ class Session:
         self._recorded: set[str] = set()  # content hashes some event already carried
         self._fresh: set[str] = set()     # paths read since the workspace last changed
         self._failed_tests: list[str] = []  # pytest: tests post-mortem'd in this run
+        # "Run all tests" chosen: a post-mortem's `c` goes on to the next tests (pytest --pdb's
+        # way) instead of starting again with only the failing ones
+        self.whole_run = False
         self._changes: dict[str, str] | None = None
         self.workspace = Workspace()
         self._tools: dict | None = None
@@ -243,15 +246,12 @@ class Session:
         debugger = self._ready()
         verb = commands.verb(command)
         ended = debugger.state in ("idle", "exited") or debugger.channel is None
-        post_mortem = debugger.stop is not None and debugger.stop.reason == "post_mortem"
+        post_mortem = (debugger.stop is not None and debugger.stop.reason == "post_mortem"
+                       and not self.whole_run)
         try:
             if verb in commands.RESTART_COMMANDS:
                 self.events.emit(PdbInput(command=command), actor)
                 return self._again(actor, command, run_on=False)
-            if (ended or post_mortem) and commands.runs_program(command):
-                self.events.emit(PdbInput(command=command), actor)
-                return self._again(actor, command, run_on=True, after="the program ended" if ended else
-                                   "a post-mortem")
             if ended and self._found_nothing():
                 self.events.emit(PdbInput(command=command), actor)
                 note = f"pytest found no test to run here (exit code 5), so '{command}' would only run it again: {NO_ENTRYPOINT}.\n"
@@ -259,6 +259,10 @@ class Session:
                 from dgym_tui.core.debugger import PdbResult
 
                 return PdbResult(output=note, exited=True, exit_code=5)
+            if (ended or post_mortem) and commands.runs_program(command):
+                self.events.emit(PdbInput(command=command), actor)
+                return self._again(actor, command, run_on=True, after="the program ended" if ended else
+                                   "a post-mortem")
             if ended:
                 self.events.emit(PdbInput(command=command), actor)
                 previous = debugger.exit_code
@@ -277,7 +281,7 @@ class Session:
         and `s` when there is one, else they stay at the start)."""
         debugger = self._ready()
         entrypoint = self.entrypoint
-        if entrypoint.kind == "pytest" and self._failed_tests:
+        if entrypoint.kind == "pytest" and self._failed_tests and not self.whole_run:
             entrypoint = narrowed(self.wide_entrypoint, self._failed_tests)
         self._failed_tests = []
         note = "Starting the program again"
@@ -356,6 +360,7 @@ class Session:
     @operation()
     def set_entrypoint(self, spec: str, actor: str = HUMAN) -> PdbResult:
         entrypoint = parse_entrypoint(spec)
+        self.whole_run = False
         if self.debugger is None:  # nothing could be run yet (no entrypoint found): now it can
             self._sandbox()
             self.entrypoint = entrypoint
@@ -368,7 +373,9 @@ class Session:
     @operation()
     def widen(self, actor: str = HUMAN) -> PdbResult:
         """Back to the entrypoint as it was before a post-mortem narrowed it to failing tests."""
-        return self.set_entrypoint(self.wide_entrypoint.label if self.wide_entrypoint else "pytest", actor=actor)
+        result = self.set_entrypoint(self.wide_entrypoint.label if self.wide_entrypoint else "pytest", actor=actor)
+        self.whole_run = True
+        return result
 
     @operation()
     def set_breakpoint(self, file: str, line: int, cond: str | None = None, temporary: bool = False,
