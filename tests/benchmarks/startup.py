@@ -206,6 +206,7 @@ def main() -> int:
     has_pudb = importlib.util.find_spec("pudb") is not None
     with tempfile.TemporaryDirectory() as tmp:
         BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
+        os.environ["DGYM_TUI_DATA_DIR"] = os.path.join(tmp, "data")  # its sessions, not the user's
         floor_once(tmp)  # warm-up: imports into the page cache, bytecode into its cache
         floors = [floor_once(tmp) for _ in range(RUNS)]
         lines = ours_once(repo, 2)[3]  # warm-up
