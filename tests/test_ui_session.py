@@ -71,6 +71,8 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
         await wait_for(pilot, lambda: screen.source.current_line == 70, what="the current-line mark")
         assert screen.source.path == "shopcart/cart.py"
         variables = screen.query_one(VariablesPane)
+        # the other panes follow the current-line mark in the next frame
+        await wait_for(pilot, lambda: "quantity" in variables.values, what="the stop's locals")
         assert variables.values["quantity"] == "2"
         assert "HOO-01" in variables.values["product"]
         stack = screen.query_one(StackPane)

@@ -8,6 +8,7 @@ hidden panes and the terminal size (below 100x30 the side panes fold into tabs).
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 
 from textual import on
@@ -459,9 +460,10 @@ class MainScreen(Screen):
     # --- session events --------------------------------------------------------------------
     #
     # Events arrive in batches (SessionEvents). Each is folded into self.state at once; the panes
-    # are painted from the state. When a batch holds a stop, the new current line goes out in a
-    # frame of its own first (little for a terminal to draw), the rest in the next frame. A batch
-    # that only opens a command (its input) waits INPUT_GRACE for the output, to paint both once.
+    # are painted from the state. A new stop's current line goes out in a frame of its own first
+    # (little for a terminal to draw), the rest in the next frame. A batch that only opens a
+    # command (its input) waits up to INPUT_GRACE for the command's output and stop, to paint
+    # them at once.
 
     def on_session_events(self, message: SessionEvents) -> None:
         events = message.events + self.app.take_events()
@@ -470,21 +472,24 @@ class MainScreen(Screen):
         for event in events:
             self._aspects |= self.state.apply(event)
         self._log.extend(events)
-        if self._flush_timer is not None:
-            if not self._grace:
-                return  # a stop's first frame is going out; the rest follows with it
-            self._flush_timer.stop()
-            self._flush_timer, self._grace = None, False
-        if "stop" in self._aspects and self.state.stop is not None:
+        stop = self.state.stop
+        if "stop" in self._aspects and stop is not None and stop is not self._followed:
             self._show_state()
             self._follow_stop()
-            self._flush_timer = self.set_timer(FIRST_FRAME_WAIT, self._flush)
+            if self._flush_timer is None or self._grace:  # (one already due keeps its time)
+                self._flush_later(FIRST_FRAME_WAIT)
+        elif self._flush_timer is not None and (not self._grace or self.state.busy is not None):
+            return  # these go with the flush to come (within the grace, a command's output waits for its stop)
         elif all(e.kind in OPENING_KINDS for e in events) and self.state.busy is not None and not self._held:
             self._held = True  # once per command: a long one shows as running when the grace ends
-            self._grace = True
-            self._flush_timer = self.set_timer(INPUT_GRACE, self._flush)
+            self._flush_later(INPUT_GRACE, grace=True)
         else:
             self._flush()
+
+    def _flush_later(self, delay: float, grace: bool = False) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        self._flush_timer, self._grace = self.set_timer(delay, self._flush), grace
 
     def _flush(self) -> None:
         self._flush_timer, self._grace = None, False
@@ -545,6 +550,10 @@ class MainScreen(Screen):
             self.source.set_breakpoints(self._breakpoint_dicts())
         if "stop" in aspects and not self._agent_launched and state.stop is not None:
             self._agent_launched = True  # the agent starts once the program is at its first stop
+            # What start-up made (imports, the panes, the sandbox's client) lives as long as the
+            # app: out of the collector's reach, a full collection no longer stalls a step for
+            # ~100 ms scanning it.
+            gc.freeze()
             if self.app.agents.configured:
                 self.app.agents.start()
         if "stop" in aspects:
