@@ -655,6 +655,7 @@ async def test_palette_runs_commands(session):
         await wait_for(pilot, lambda: any(summary in t for t in transcript_texts(app)), what="the test results",
                        timeout=60)
         assert f"human tests: {summary}" in transcript_texts(app)  # the person ran them
+        await wait_for(pilot, lambda: any(n.title == "Tests" for n in app._notifications), what="the notification")
         notice = next(n for n in app._notifications if n.title == "Tests")
         assert notice.message.startswith(summary) and notice.severity == "warning"
         assert "tests/test_orders.py::test_batch_backorders_when_stock_runs_out" in notice.message

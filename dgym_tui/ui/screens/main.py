@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from functools import partial
 
-from textual import on
+from textual import events, on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -124,6 +124,7 @@ class MainScreen(Screen):
         self._agent_launched = False
         self._offering_restart = False  # the "restart the sandbox?" question is up
         self._told_skipped = False  # the files left out of the copy were said once
+        self._resumed = False  # the screen was shown once
 
     # --- building --------------------------------------------------------------------------
 
@@ -133,19 +134,45 @@ class MainScreen(Screen):
             with Vertical(id="source-area", classes="pane"):
                 yield Static(id="source-message")
                 yield SourceView(id="source")
-            yield Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
-                       active=f"tab-{self.active_tab}")
-            yield AgentPanel(id="agent", classes="pane")
+            if self.app.agents.configured or self.app.replay is not None:  # the agent pane shows from the start
+                yield self._agent_pane()
             yield Transcript(id="transcript", classes="pane")
             yield VariablesPane(id="variables", classes="pane")
             yield StackPane(id="stack", classes="pane")
         yield PdbConsole(id="console", classes="pane")
         yield StatusBar(id="status")
-        yield Footer(compact=True)
+
+    def _agent_pane(self) -> AgentPanel:
+        panel = AgentPanel(id="agent", classes="pane")
+        panel.agent = self.state.agent
+        return panel
+
+    async def _mount_later(self) -> None:
+        """What the first frame does not show, mounted just after it (styling each widget is
+        most of what the first frame costs): the side tabs (for a small terminal), the agent pane
+        (until there is an agent) and the key hints."""
+        body = self.query_one("#body")
+        await body.mount(Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
+                              active=f"tab-{self.active_tab}"), after="#source-area")
+        if self._optional("#agent") is None:
+            await body.mount(self._agent_pane(), before="#transcript")
+        await self.mount(Footer(compact=True))
+        self.refresh_bindings()  # the footer lists the keys when told the bindings changed
+        self.pane("agent").border_title = PANE_TITLES["agent"]
+        self.apply_layout()
+        # the collector, off while the app started (cli), back on: what start-up made stays
+        gc.freeze()
+        gc.enable()
+
+    def _optional(self, selector: str):
+        """The widget, or None before _mount_later has mounted it."""
+        found = self.query(selector)
+        return found.first() if found else None
 
     def on_mount(self) -> None:
         for pane, title in PANE_TITLES.items():
-            self.pane(pane).border_title = title
+            if pane != "agent" or self._optional("#agent") is not None:
+                self.pane(pane).border_title = title
         self.pane("variables").border_subtitle = "⏎ full value"
         self.query_one("#source-message").display = False
         if self.app.agents.configured:
@@ -153,6 +180,15 @@ class MainScreen(Screen):
         self.query_one(StatusBar).set_entrypoint(self.session.entrypoint_label)
         self.apply_layout()
         self.call_after_refresh(self.app.attach_session)  # the first frame shows before the sandbox starts
+        self.call_after_refresh(self._mount_later)
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Runs before Textual's own handler. The first resume comes just after every widget was
+        # styled as it mounted: styling them all again cost the first frame ~15 ms. (A resume
+        # after a modal still restyles: the theme may have changed meanwhile.)
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def pane(self, name: str):
         return self.query_one("#source-area" if name == "source" else f"#{name}")
@@ -176,7 +212,7 @@ class MainScreen(Screen):
         width, height = self.size
         self.compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
         self.set_class(self.compact, "-compact")
-        body, tabs, tree = self.query_one("#body"), self.query_one("#side-tabs", Tabs), self.pane("tree")
+        body, tabs, tree = self.query_one("#body"), self._optional("#side-tabs"), self.pane("tree")
         source = self.pane("source")
         console = self.pane("console")
         console.display = "console" not in self.hidden
@@ -188,21 +224,26 @@ class MainScreen(Screen):
             if shown and self.active_tab not in shown:
                 self.active_tab = shown[0]
             for p in SIDE_PANES:
-                self.pane(p).display = p == self.active_tab and p in shown
-                tabs.query_one(f"#tab-{p}").display = p in shown
-            tabs.display = bool(shown)
-            if shown and tabs.active != f"tab-{self.active_tab}":
-                tabs.active = f"tab-{self.active_tab}"
+                if (pane := self._optional(f"#{p}")) is not None:
+                    pane.display = p == self.active_tab and p in shown
+                if tabs is not None:
+                    tabs.query_one(f"#tab-{p}").display = p in shown
+            if tabs is not None:
+                tabs.display = bool(shown)
+                if shown and tabs.active != f"tab-{self.active_tab}":
+                    tabs.active = f"tab-{self.active_tab}"
             columns = ["1fr", str(self.sizes["compact_side"])] if shown else ["1fr"]
             rows = ["2", "1fr"] if shown else ["1fr"]
         else:
-            tabs.display = False
+            if tabs is not None:
+                tabs.display = False
             tree.styles.dock = "left"
             tree.display = "tree" in shown
             tree.styles.width = self.sizes["tree"]
             right = [p for p in shown if p != "tree"]
             for p in ("agent", "transcript", "variables", "stack"):
-                self.pane(p).display = p in right
+                if (pane := self._optional(f"#{p}")) is not None:
+                    pane.display = p in right
             columns = ["1fr", str(self.sizes["side"])] if right else ["1fr"]
             waiting = self._agent_waiting()  # a waiting call gets room, and so do the values to judge it
             weights = {"agent": "5fr" if waiting else "1fr", "variables": "2fr" if waiting else "1fr"}
@@ -619,7 +660,8 @@ class MainScreen(Screen):
 
     def _show_agent(self, aspects: set[str]) -> None:
         agent = self.state.agent
-        self.query_one(AgentPanel).show(agent)
+        if (panel := self._optional("#agent")) is not None:  # (else it shows the state once mounted)
+            panel.show(agent)
         if agent.state != "off":
             self.query_one(StatusBar).set_agent(
                 f"{agent.mode} · {agent.state}", (agent.model + (" (scripted)" if agent.scripted else "")) or "–",
