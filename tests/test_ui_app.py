@@ -131,13 +131,15 @@ async def started(pilot) -> None:
 
 
 async def stop_at(pilot, file: str, line: int) -> None:
-    """pdb stopped at file:line, and the screen shows it (source, current-line mark, status)."""
+    """pdb stopped at file:line, and the screen shows it (source, current-line mark, status, and
+    the other panes, which follow the current line a frame later)."""
     screen = pilot.app.main
 
     def shown() -> bool:
         stop = screen.state.stop
         return (stop is not None and (stop.file, stop.line) == (file, line)
-                and screen.source.path == file and screen.source.current_line == line)
+                and screen.source.path == file and screen.source.current_line == line
+                and screen._flush_timer is None and not screen._log)
 
     await wait_for(pilot, shown, what=f"the stop at {file}:{line}")
 

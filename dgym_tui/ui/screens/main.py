@@ -9,6 +9,7 @@ hidden panes and the terminal size (below 100x30 the side panes fold into tabs).
 from __future__ import annotations
 
 import gc
+import time
 from functools import partial
 
 from textual import events, on
@@ -40,9 +41,16 @@ SIDE_PANES = ("tree", "agent", "transcript", "variables", "stack")  # the ones t
 PANE_TITLES = {"tree": "Files", "source": "Source", "console": "pdb", "transcript": "Transcript",
                "variables": "Variables", "stack": "Stack", "agent": "Agent"}
 INPUT_GRACE = 0.05  # seconds a command's input waits to be shown with its output
-# A screen update runs at most every UPDATE_PERIOD; waiting a little longer than that lets the
-# frame with the new current line go out before the other panes are updated.
-FIRST_FRAME_WAIT = UPDATE_PERIOD + 0.006
+# After a stop, the other panes wait PANES_WAIT: longer than a screen update (UPDATE_PERIOD), so
+# the frame with the new current line goes out first, and than a key's repeat (~33 ms), so a
+# key held down is seen (its next step is under way) before they are painted.
+PANES_WAIT = max(UPDATE_PERIOD + 0.006, 0.045)
+# While a key is held down (stops closer together than BURST_GAP, or the next step already
+# under way), only the current line follows each step: painting the other panes costs more than
+# the time between two steps, so they wait for a pause of PANES_WAIT_IN_BURST, PANES_MAX_WAIT at most.
+BURST_GAP = 0.15
+PANES_WAIT_IN_BURST = 0.1
+PANES_MAX_WAIT = 0.5
 BUSY_DELAY = 0.15  # seconds a call runs before the console says it is busy
 OPENING_KINDS = {ev.CallStarted.kind, ev.PdbInput.kind}  # what a command emits before its output
 
@@ -125,6 +133,8 @@ class MainScreen(Screen):
         self._offering_restart = False  # the "restart the sandbox?" question is up
         self._told_skipped = False  # the files left out of the copy were said once
         self._resumed = False  # the screen was shown once
+        self._last_stop_at = 0.0  # (time.monotonic) when the last stop's line was shown
+        self._panes_due = 0.0  # the other panes are painted by then at the latest
 
     # --- building --------------------------------------------------------------------------
 
@@ -160,8 +170,11 @@ class MainScreen(Screen):
         self.refresh_bindings()  # the footer lists the keys when told the bindings changed
         self.pane("agent").border_title = PANE_TITLES["agent"]
         self.apply_layout()
-        # the collector, off while the app started (cli), back on: what start-up made stays
+        # The collector, off while the app started (cli), back on: what start-up made stays (frozen:
+        # never scanned again), and full collections are rarer (each scan of what the panes keep
+        # stalled the screen ~20 ms, about once a second while stepping).
         gc.freeze()
+        gc.set_threshold(10_000, 20, 20)
         gc.enable()
 
     def _optional(self, selector: str):
@@ -502,9 +515,9 @@ class MainScreen(Screen):
     #
     # Events arrive in batches (SessionEvents). Each is folded into self.state at once; the panes
     # are painted from the state. A new stop's current line goes out in a frame of its own first
-    # (little for a terminal to draw), the rest in the next frame. A batch that only opens a
-    # command (its input) waits up to INPUT_GRACE for the command's output and stop, to paint
-    # them at once.
+    # (little for a terminal to draw), the rest in the next frame (or, while a key is held down,
+    # once the steps pause: see BURST_GAP). A batch that only opens a command (its input) waits
+    # up to INPUT_GRACE for the command's output and stop, to paint them at once.
 
     def on_session_events(self, message: SessionEvents) -> None:
         events = message.events + self.app.take_events()
@@ -517,8 +530,12 @@ class MainScreen(Screen):
         if "stop" in self._aspects and stop is not None and stop is not self._followed:
             self._show_state()
             self._follow_stop()
-            if self._flush_timer is None or self._grace:  # (one already due keeps its time)
-                self._flush_later(FIRST_FRAME_WAIT)
+            now = time.monotonic()
+            burst = now - self._last_stop_at < BURST_GAP
+            self._last_stop_at = now
+            if self._flush_timer is None or self._grace:
+                self._panes_due = now + PANES_MAX_WAIT
+            self._panes_later(PANES_WAIT_IN_BURST if burst else PANES_WAIT)
         elif self._flush_timer is not None and (not self._grace or self.state.busy is not None):
             return  # these go with the flush to come (within the grace, a command's output waits for its stop)
         elif all(e.kind in OPENING_KINDS for e in events) and self.state.busy is not None and not self._held:
@@ -527,10 +544,19 @@ class MainScreen(Screen):
         else:
             self._flush()
 
-    def _flush_later(self, delay: float, grace: bool = False) -> None:
+    def _panes_later(self, wait: float) -> None:
+        self._flush_later(max(0.0, min(wait, self._panes_due - time.monotonic())), panes=True)
+
+    def _flush_panes(self) -> None:
+        if self.app.busy and time.monotonic() < self._panes_due:
+            self._panes_later(PANES_WAIT_IN_BURST)  # the next step is under way already: a key held down
+        else:
+            self._flush()
+
+    def _flush_later(self, delay: float, grace: bool = False, panes: bool = False) -> None:
         if self._flush_timer is not None:
             self._flush_timer.stop()
-        self._flush_timer, self._grace = self.set_timer(delay, self._flush), grace
+        self._flush_timer, self._grace = self.set_timer(delay, self._flush_panes if panes else self._flush), grace
 
     def _flush(self) -> None:
         self._flush_timer, self._grace = None, False
