@@ -131,13 +131,15 @@ async def started(pilot) -> None:
 
 
 async def stop_at(pilot, file: str, line: int) -> None:
-    """pdb stopped at file:line, and the screen shows it (source, current-line mark, status)."""
+    """pdb stopped at file:line, and the screen shows it (source, current-line mark, status, and
+    the other panes, which follow the current line a frame later)."""
     screen = pilot.app.main
 
     def shown() -> bool:
         stop = screen.state.stop
         return (stop is not None and (stop.file, stop.line) == (file, line)
-                and screen.source.path == file and screen.source.current_line == line)
+                and screen.source.path == file and screen.source.current_line == line
+                and screen._flush_timer is None and not screen._log)
 
     await wait_for(pilot, shown, what=f"the stop at {file}:{line}")
 
@@ -656,6 +658,7 @@ async def test_palette_runs_commands(session):
         await wait_for(pilot, lambda: any(summary in t for t in transcript_texts(app)), what="the test results",
                        timeout=60)
         assert f"human tests: {summary}" in transcript_texts(app)  # the person ran them
+        await wait_for(pilot, lambda: any(n.title == "Tests" for n in app._notifications), what="the notification")
         notice = next(n for n in app._notifications if n.title == "Tests")
         assert notice.message.startswith(summary) and notice.severity == "warning"
         assert "tests/test_orders.py::test_batch_backorders_when_stock_runs_out" in notice.message

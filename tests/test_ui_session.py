@@ -71,6 +71,8 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
         await wait_for(pilot, lambda: screen.source.current_line == 70, what="the current-line mark")
         assert screen.source.path == "shopcart/cart.py"
         variables = screen.query_one(VariablesPane)
+        # the other panes follow the current-line mark in the next frame
+        await wait_for(pilot, lambda: "quantity" in variables.values, what="the stop's locals")
         assert variables.values["quantity"] == "2"
         assert "HOO-01" in variables.values["product"]
         stack = screen.query_one(StackPane)
@@ -135,6 +137,8 @@ async def test_conditional_breakpoint_and_run_to_cursor(session):
                        what="the conditional breakpoint")
         await pilot.press("c")
         await wait_for(pilot, lambda: getattr(screen.state.stop, "line", None) == 70, what="the conditional stop")
+        # the variables follow the current line a frame later
+        await wait_for(pilot, lambda: "quantity" in screen.query_one(VariablesPane).values, what="the stop's locals")
         assert screen.query_one(VariablesPane).values["quantity"] == "60"
         # B on that breakpoint again changes its condition (no second breakpoint)
         screen.source.goto_line(70)

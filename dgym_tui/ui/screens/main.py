@@ -8,9 +8,11 @@ hidden panes and the terminal size (below 100x30 the side panes fold into tabs).
 
 from __future__ import annotations
 
+import gc
+import time
 from functools import partial
 
-from textual import on
+from textual import events, on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -39,9 +41,16 @@ SIDE_PANES = ("tree", "agent", "transcript", "variables", "stack")  # the ones t
 PANE_TITLES = {"tree": "Files", "source": "Source", "console": "pdb", "transcript": "Transcript",
                "variables": "Variables", "stack": "Stack", "agent": "Agent"}
 INPUT_GRACE = 0.05  # seconds a command's input waits to be shown with its output
-# A screen update runs at most every UPDATE_PERIOD; waiting a little longer than that lets the
-# frame with the new current line go out before the other panes are updated.
-FIRST_FRAME_WAIT = UPDATE_PERIOD + 0.006
+# After a stop, the other panes wait PANES_WAIT: longer than a screen update (UPDATE_PERIOD), so
+# the frame with the new current line goes out first, and than a key's repeat (~33 ms), so a
+# key held down is seen (its next step is under way) before they are painted.
+PANES_WAIT = max(UPDATE_PERIOD + 0.006, 0.045)
+# While a key is held down (stops closer together than BURST_GAP, or the next step already
+# under way), only the current line follows each step: painting the other panes costs more than
+# the time between two steps, so they wait for a pause of PANES_WAIT_IN_BURST, PANES_MAX_WAIT at most.
+BURST_GAP = 0.15
+PANES_WAIT_IN_BURST = 0.1
+PANES_MAX_WAIT = 0.5
 BUSY_DELAY = 0.15  # seconds a call runs before the console says it is busy
 OPENING_KINDS = {ev.CallStarted.kind, ev.PdbInput.kind}  # what a command emits before its output
 
@@ -123,6 +132,9 @@ class MainScreen(Screen):
         self._agent_launched = False
         self._offering_restart = False  # the "restart the sandbox?" question is up
         self._told_skipped = False  # the files left out of the copy were said once
+        self._resumed = False  # the screen was shown once
+        self._last_stop_at = 0.0  # (time.monotonic) when the last stop's line was shown
+        self._panes_due = 0.0  # the other panes are painted by then at the latest
 
     # --- building --------------------------------------------------------------------------
 
@@ -132,19 +144,48 @@ class MainScreen(Screen):
             with Vertical(id="source-area", classes="pane"):
                 yield Static(id="source-message")
                 yield SourceView(id="source")
-            yield Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
-                       active=f"tab-{self.active_tab}")
-            yield AgentPanel(id="agent", classes="pane")
+            if self.app.agents.configured or self.app.replay is not None:  # the agent pane shows from the start
+                yield self._agent_pane()
             yield Transcript(id="transcript", classes="pane")
             yield VariablesPane(id="variables", classes="pane")
             yield StackPane(id="stack", classes="pane")
         yield PdbConsole(id="console", classes="pane")
         yield StatusBar(id="status")
-        yield Footer(compact=True)
+
+    def _agent_pane(self) -> AgentPanel:
+        panel = AgentPanel(id="agent", classes="pane")
+        panel.agent = self.state.agent
+        return panel
+
+    async def _mount_later(self) -> None:
+        """What the first frame does not show, mounted just after it (styling each widget is
+        most of what the first frame costs): the side tabs (for a small terminal), the agent pane
+        (until there is an agent) and the key hints."""
+        body = self.query_one("#body")
+        await body.mount(Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
+                              active=f"tab-{self.active_tab}"), after="#source-area")
+        if self._optional("#agent") is None:
+            await body.mount(self._agent_pane(), before="#transcript")
+        await self.mount(Footer(compact=True))
+        self.refresh_bindings()  # the footer lists the keys when told the bindings changed
+        self.pane("agent").border_title = PANE_TITLES["agent"]
+        self.apply_layout()
+        # The collector, off while the app started (cli), back on: what start-up made stays (frozen:
+        # never scanned again), and full collections are rarer (each scan of what the panes keep
+        # stalled the screen ~20 ms, about once a second while stepping).
+        gc.freeze()
+        gc.set_threshold(10_000, 20, 20)
+        gc.enable()
+
+    def _optional(self, selector: str):
+        """The widget, or None before _mount_later has mounted it."""
+        found = self.query(selector)
+        return found.first() if found else None
 
     def on_mount(self) -> None:
         for pane, title in PANE_TITLES.items():
-            self.pane(pane).border_title = title
+            if pane != "agent" or self._optional("#agent") is not None:
+                self.pane(pane).border_title = title
         self.pane("variables").border_subtitle = "⏎ full value"
         self.query_one("#source-message").display = False
         if self.app.agents.configured:
@@ -152,6 +193,15 @@ class MainScreen(Screen):
         self.query_one(StatusBar).set_entrypoint(self.session.entrypoint_label)
         self.apply_layout()
         self.call_after_refresh(self.app.attach_session)  # the first frame shows before the sandbox starts
+        self.call_after_refresh(self._mount_later)
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Runs before Textual's own handler. The first resume comes just after every widget was
+        # styled as it mounted: styling them all again cost the first frame ~15 ms. (A resume
+        # after a modal still restyles: the theme may have changed meanwhile.)
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def pane(self, name: str):
         return self.query_one("#source-area" if name == "source" else f"#{name}")
@@ -175,7 +225,7 @@ class MainScreen(Screen):
         width, height = self.size
         self.compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
         self.set_class(self.compact, "-compact")
-        body, tabs, tree = self.query_one("#body"), self.query_one("#side-tabs", Tabs), self.pane("tree")
+        body, tabs, tree = self.query_one("#body"), self._optional("#side-tabs"), self.pane("tree")
         source = self.pane("source")
         console = self.pane("console")
         console.display = "console" not in self.hidden
@@ -187,21 +237,26 @@ class MainScreen(Screen):
             if shown and self.active_tab not in shown:
                 self.active_tab = shown[0]
             for p in SIDE_PANES:
-                self.pane(p).display = p == self.active_tab and p in shown
-                tabs.query_one(f"#tab-{p}").display = p in shown
-            tabs.display = bool(shown)
-            if shown and tabs.active != f"tab-{self.active_tab}":
-                tabs.active = f"tab-{self.active_tab}"
+                if (pane := self._optional(f"#{p}")) is not None:
+                    pane.display = p == self.active_tab and p in shown
+                if tabs is not None:
+                    tabs.query_one(f"#tab-{p}").display = p in shown
+            if tabs is not None:
+                tabs.display = bool(shown)
+                if shown and tabs.active != f"tab-{self.active_tab}":
+                    tabs.active = f"tab-{self.active_tab}"
             columns = ["1fr", str(self.sizes["compact_side"])] if shown else ["1fr"]
             rows = ["2", "1fr"] if shown else ["1fr"]
         else:
-            tabs.display = False
+            if tabs is not None:
+                tabs.display = False
             tree.styles.dock = "left"
             tree.display = "tree" in shown
             tree.styles.width = self.sizes["tree"]
             right = [p for p in shown if p != "tree"]
             for p in ("agent", "transcript", "variables", "stack"):
-                self.pane(p).display = p in right
+                if (pane := self._optional(f"#{p}")) is not None:
+                    pane.display = p in right
             columns = ["1fr", str(self.sizes["side"])] if right else ["1fr"]
             waiting = self._agent_waiting()  # a waiting call gets room, and so do the values to judge it
             weights = {"agent": "5fr" if waiting else "1fr", "variables": "2fr" if waiting else "1fr"}
@@ -459,9 +514,10 @@ class MainScreen(Screen):
     # --- session events --------------------------------------------------------------------
     #
     # Events arrive in batches (SessionEvents). Each is folded into self.state at once; the panes
-    # are painted from the state. When a batch holds a stop, the new current line goes out in a
-    # frame of its own first (little for a terminal to draw), the rest in the next frame. A batch
-    # that only opens a command (its input) waits INPUT_GRACE for the output, to paint both once.
+    # are painted from the state. A new stop's current line goes out in a frame of its own first
+    # (little for a terminal to draw), the rest in the next frame (or, while a key is held down,
+    # once the steps pause: see BURST_GAP). A batch that only opens a command (its input) waits
+    # up to INPUT_GRACE for the command's output and stop, to paint them at once.
 
     def on_session_events(self, message: SessionEvents) -> None:
         events = message.events + self.app.take_events()
@@ -470,21 +526,37 @@ class MainScreen(Screen):
         for event in events:
             self._aspects |= self.state.apply(event)
         self._log.extend(events)
-        if self._flush_timer is not None:
-            if not self._grace:
-                return  # a stop's first frame is going out; the rest follows with it
-            self._flush_timer.stop()
-            self._flush_timer, self._grace = None, False
-        if "stop" in self._aspects and self.state.stop is not None:
+        stop = self.state.stop
+        if "stop" in self._aspects and stop is not None and stop is not self._followed:
             self._show_state()
             self._follow_stop()
-            self._flush_timer = self.set_timer(FIRST_FRAME_WAIT, self._flush)
+            now = time.monotonic()
+            burst = now - self._last_stop_at < BURST_GAP
+            self._last_stop_at = now
+            if self._flush_timer is None or self._grace:
+                self._panes_due = now + PANES_MAX_WAIT
+            self._panes_later(PANES_WAIT_IN_BURST if burst else PANES_WAIT)
+        elif self._flush_timer is not None and (not self._grace or self.state.busy is not None):
+            return  # these go with the flush to come (within the grace, a command's output waits for its stop)
         elif all(e.kind in OPENING_KINDS for e in events) and self.state.busy is not None and not self._held:
             self._held = True  # once per command: a long one shows as running when the grace ends
-            self._grace = True
-            self._flush_timer = self.set_timer(INPUT_GRACE, self._flush)
+            self._flush_later(INPUT_GRACE, grace=True)
         else:
             self._flush()
+
+    def _panes_later(self, wait: float) -> None:
+        self._flush_later(max(0.0, min(wait, self._panes_due - time.monotonic())), panes=True)
+
+    def _flush_panes(self) -> None:
+        if self.app.busy and time.monotonic() < self._panes_due:
+            self._panes_later(PANES_WAIT_IN_BURST)  # the next step is under way already: a key held down
+        else:
+            self._flush()
+
+    def _flush_later(self, delay: float, grace: bool = False, panes: bool = False) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        self._flush_timer, self._grace = self.set_timer(delay, self._flush_panes if panes else self._flush), grace
 
     def _flush(self) -> None:
         self._flush_timer, self._grace = None, False
@@ -545,6 +617,10 @@ class MainScreen(Screen):
             self.source.set_breakpoints(self._breakpoint_dicts())
         if "stop" in aspects and not self._agent_launched and state.stop is not None:
             self._agent_launched = True  # the agent starts once the program is at its first stop
+            # What start-up made (imports, the panes, the sandbox's client) lives as long as the
+            # app: out of the collector's reach, a full collection no longer stalls a step for
+            # ~100 ms scanning it.
+            gc.freeze()
             if self.app.agents.configured:
                 self.app.agents.start()
         if "stop" in aspects:
@@ -610,7 +686,8 @@ class MainScreen(Screen):
 
     def _show_agent(self, aspects: set[str]) -> None:
         agent = self.state.agent
-        self.query_one(AgentPanel).show(agent)
+        if (panel := self._optional("#agent")) is not None:  # (else it shows the state once mounted)
+            panel.show(agent)
         if agent.state != "off":
             self.query_one(StatusBar).set_agent(
                 f"{agent.mode} · {agent.state}", (agent.model + (" (scripted)" if agent.scripted else "")) or "–",

@@ -174,6 +174,8 @@ class PdbConsole(Vertical):
     def set_busy(self, busy: bool) -> None:
         """While a command runs there is no prompt (as in pdb); ctrl+c interrupts it."""
         prompt = self.query_one("#pdb-prompt", Label)
+        if prompt.has_class("-busy") == busy:
+            return  # as it is: an update would cost a layout pass
         prompt.update(self.BUSY if busy else self.PROMPT)
         prompt.set_class(busy, "-busy")
         self.input.placeholder = "ctrl+c interrupts" if busy else self.HINT

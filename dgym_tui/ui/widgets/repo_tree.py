@@ -57,7 +57,7 @@ class RepoTree(Tree[Entry]):
             self.path = path
 
     def __init__(self, **kwargs) -> None:
-        super().__init__("repo", data=Entry(".", True), **kwargs)
+        super().__init__(Text("repo"), data=Entry(".", True), **kwargs)  # (a str is parsed as markup: slow)
         self.changed: dict[str, str] = {}
         self.files: list[str] = []
         self._index: dict[str, tuple[set[str], set[str]]] = {}

@@ -278,6 +278,7 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt: Literal["search", "goto"] | None = None
         self._saved_search: tuple[str, int | None, int, int] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
+        self._frame_style: Style | None = None  # the widget's style while a frame renders
         # The bottom prompt (`/` search, `:` go to line), mounted just after the first frame:
         # an Input and its parts cost that frame ~10 ms of styling, for a prompt not yet shown.
         self._prompt_label = Label("/")
@@ -564,16 +565,25 @@ class SourceView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
 
+    def render_lines(self, crop):
+        # rich_style walks the ancestors: once per frame, not once per row
+        self._frame_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.scrollable_content_region.width
+        base_style = self._frame_style or self.rich_style
         if row >= len(self._lines) or self._path is None:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base_style)
 
         is_current = row == self._current_row
         is_cursor = row == self._cursor
-        line_style = self.rich_style
+        line_style = base_style
         if is_current:
             line_style += self._style("current-line")
         elif is_cursor:

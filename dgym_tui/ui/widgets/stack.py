@@ -35,7 +35,7 @@ class StackPane(OptionList):
         self.frames = list(stop.stack) if stop else []
         self.frame_index = stop.frame_index if stop else 0
         accent = self.app.theme_variables.get("accent", "yellow")
-        options = []
+        labels = []
         # pdb lists the outermost frame first; people read stacks innermost first
         for index in reversed(range(len(self.frames))):
             frame = self.frames[index]
@@ -45,11 +45,19 @@ class StackPane(OptionList):
             label.append(one_line(frame.function or "?"), style="bold" if current else "")
             where = f"{one_line(posixpath.basename(frame.file or '?'))}:{frame.line or '?'}"
             label.append(f"  {where}", style="dim")
-            options.append(Option(label, id=str(index)))
-        self.clear_options()
-        self.add_options(options)
-        if self.frames:
-            self.highlighted = len(self.frames) - 1 - self.frame_index
+            labels.append(label)
+        if self.option_count == len(labels):
+            # A step in the same function: same frames, new line numbers. Replacing the labels
+            # that changed repaints them; clearing and refilling would re-lay-out the screen.
+            for row, label in enumerate(labels):
+                if self.get_option_at_index(row).prompt != label:
+                    self.replace_option_prompt_at_index(row, label)
+        else:
+            self.clear_options()
+            self.add_options(Option(label, id=str(len(labels) - 1 - row)) for row, label in enumerate(labels))
+        highlighted = len(self.frames) - 1 - self.frame_index if self.frames else None
+        if self.highlighted != highlighted:
+            self.highlighted = highlighted
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

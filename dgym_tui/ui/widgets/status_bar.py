@@ -53,7 +53,10 @@ class StatusBar(Horizontal):
         self.query_one("#sb-isolation", Label).set_class(not isolated, "-shown")
 
     def set_entrypoint(self, label: str) -> None:
-        self.query_one("#sb-entry", Label).update(Content(f"▶ {one_line(label)}" if label else ""))
+        text = f"▶ {one_line(label)}" if label else ""
+        entry = self.query_one("#sb-entry", Label)
+        if str(entry.content) != text:  # an update costs a layout pass: none for the same text
+            entry.update(Content(text))
 
     def set_state(self, text: str, kind: str = "") -> None:
         """The debugger's state; ends any progress spinner."""

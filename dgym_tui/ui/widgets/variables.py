@@ -53,13 +53,25 @@ class VariablesPane(DataTable):
     def _fill(self) -> None:
         changed = self.app.theme_variables.get("accent", "yellow")
         error = self.app.theme_variables.get("error", "red")
-        self.clear()
+        rows: list[tuple[str, Text, Text]] = []
         if self.exception:
             message = f"{self.exception.type}: {self.exception.message}"
-            self.add_row(Text("⚠ raised", style=f"bold {error}"), Text(one_line(message), style=error), key="\0exc")
+            rows.append(("\0exc", Text("⚠ raised", style=f"bold {error}"), Text(one_line(message), style=error)))
         for name, value in self.values.items():
             style = f"bold {changed}" if name in self.changed else ""
-            self.add_row(Text(one_line(name), style="bold"), Text(one_line(value), style=style), key=name)
+            rows.append((name, Text(one_line(name), style="bold"), Text(one_line(value), style=style)))
+        shown = [key.value for key in self.rows]
+        if not shown or shown != [key for key, _, _ in rows[:len(shown)]]:
+            self.clear()
+            shown = []
+        # A step mostly changes a few values and may add names: update those cells and add those
+        # rows in place. Clearing and refilling would re-lay-out the screen and repaint every row.
+        # (A column only widens this way; it is sized afresh when the rows change.)
+        for key, name, value in rows[:len(shown)]:
+            if self.get_cell(key, "value") != value:
+                self.update_cell(key, "value", value, update_width=True)
+        for key, name, value in rows[len(shown):]:
+            self.add_row(name, value, key=key)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """A long value, read whole without typing `p`: the tooltip (Enter opens it all)."""
