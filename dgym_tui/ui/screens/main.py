@@ -144,8 +144,6 @@ class MainScreen(Screen):
             with Vertical(id="source-area", classes="pane"):
                 yield Static(id="source-message")
                 yield SourceView(id="source")
-            if self.app.agents.configured or self.app.replay is not None:  # the agent pane shows from the start
-                yield self._agent_pane()
             yield Transcript(id="transcript", classes="pane")
             yield VariablesPane(id="variables", classes="pane")
             yield StackPane(id="stack", classes="pane")
@@ -160,12 +158,12 @@ class MainScreen(Screen):
     async def _mount_later(self) -> None:
         """What the first frame does not show, mounted just after it (styling each widget is
         most of what the first frame costs): the side tabs (for a small terminal), the agent pane
-        (until there is an agent) and the key hints."""
+        (an agent starts at the first stop, after this: with a model configured, the first frame
+        comes as soon as without one) and the key hints."""
         body = self.query_one("#body")
         await body.mount(Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
                               active=f"tab-{self.active_tab}"), after="#source-area")
-        if self._optional("#agent") is None:
-            await body.mount(self._agent_pane(), before="#transcript")
+        await body.mount(self._agent_pane(), before="#transcript")
         await self.mount(Footer(compact=True))
         self.refresh_bindings()  # the footer lists the keys when told the bindings changed
         self.pane("agent").border_title = PANE_TITLES["agent"]
@@ -306,7 +304,9 @@ class MainScreen(Screen):
         if self.compact and name in SIDE_PANES and self.active_tab != name:
             self.active_tab = name
             self.apply_layout()
-        target = self.query_one({"console": "#pdb-input", "source": "#source"}.get(name, f"#{name}"))
+        target = self._optional({"console": "#pdb-input", "source": "#source"}.get(name, f"#{name}"))
+        if target is None:
+            return  # not mounted yet (in the first instants)
         if self.maximized is not None and self.maximized is not target:
             self.minimize()
         target.focus()
