@@ -362,7 +362,9 @@ class DockerSandbox(Sandbox):
         argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
         # coreutils timeout puts the command in its own process group and signals the whole
         # group; -k follows up with SIGKILL for whatever ignores SIGTERM.
-        wrapped = ["timeout", "-s", "TERM", "-k", "2", f"{timeout:.3f}", *argv]
+        # stderr joins stdout in the container: one pipe keeps the order the program wrote in
+        # (two streams reach the engine separately, so a crash's traceback could land mid-log).
+        wrapped = ["sh", "-c", 'exec "$@" 2>&1', "sh", "timeout", "-s", "TERM", "-k", "2", f"{timeout:.3f}", *argv]
         exec_id = self._api_call(api.exec_create, self.container.id, wrapped,
                                  workdir=self._workdir(cwd))["Id"]
         started = time.monotonic()
