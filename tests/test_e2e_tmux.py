@@ -90,6 +90,7 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
             assert "docker dgym-tui-sandbox" in screen
         tmux.type(":")  # go to line
         tmux.wait_for("go to line")
+        time.sleep(0.3)  # the prompt's input takes the focus on the app's next tick
         tmux.type("76")
         tmux.keys("Enter")
         tmux.wait_for("76         print(format_quote")

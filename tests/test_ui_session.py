@@ -84,7 +84,7 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
         await pilot.press("u")
         await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 44,
                        what="fill_carts's frame")
-        assert stack.highlighted == 1
+        await wait_for(pilot, lambda: stack.highlighted == 1, what="the stack following up")  # next frame
         await pilot.press("d")
         await wait_for(pilot, lambda: screen.source.path == "shopcart/cart.py", what="back in add")
 
