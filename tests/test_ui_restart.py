@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 from test_agent import make_repo
+from test_e2e_tmux import NEWCOMER_REPO as TESTS  # the failing test first, a passing one after
 from test_ui_app import log_text, started, stop_at
 from test_ui_support import wait_for
 
@@ -21,14 +22,6 @@ from dgym_tui.ui.widgets.variables import VariablesPane
 
 SIZE = (140, 40)
 SCRIPT = {"script.py": 'print("first")\nx = 1\ny = "ab" * 60\nprint("second", x)\nwhile x:\n    x += 1\n'}
-TESTS = {
-    "discount.py": "def total(prices, percent):\n    subtotal = sum(prices)\n    cut = subtotal * percent / 10\n"
-                   "    return subtotal - cut\n",
-    "tests/test_discount.py": "from discount import total\n\n\ndef test_ten_percent_off():\n"
-                              "    assert total([100, 50], 10) == 135\n\n\ndef test_no_discount():\n"
-                              "    assert total([7, 3], 0) == 10\n",
-    "pytest.ini": "[pytest]\npythonpath = .\n",
-}
 
 
 @pytest.fixture(autouse=True)
