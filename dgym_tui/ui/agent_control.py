@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import threading
 
-from dgym_tui.agent.approval import Answer
-from dgym_tui.agent.policy import main_argument
 from dgym_tui.core.safe_text import one_line
-from dgym_tui.ui.screens.modals import PromptScreen
+
+# The agent's modules and the modal screens are imported where first used: the app builds this
+# before its first frame, which would wait for them.
 
 
 class AgentControl:
@@ -71,6 +71,10 @@ class AgentControl:
     # --- the person's answers ----------------------------------------------------------------
 
     def answer(self, call_id: str, verdict: str) -> None:
+        from dgym_tui.agent.approval import Answer
+        from dgym_tui.agent.policy import main_argument
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         agent = self.agent
         waiting = self.app.main.state.agent.waiting
         if agent is None or waiting is None or waiting.call_id != call_id:
@@ -97,6 +101,9 @@ class AgentControl:
             self._edit(call_id, waiting)
 
     def _edit(self, call_id: str, waiting) -> None:
+        from dgym_tui.agent.approval import Answer
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         agent = self.agent
         if waiting.tool == "edit":
             from dgym_tui.ui.screens.code_editor import CodeEditorScreen
@@ -130,6 +137,8 @@ class AgentControl:
     # --- controls ---------------------------------------------------------------------------
 
     def control(self, action: str) -> None:
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         agent = self.agent
         if action == "start":
             self._ask_task()
@@ -156,12 +165,16 @@ class AgentControl:
             self._ask_limits()
 
     def _ask_task(self) -> None:
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         self.app.push_screen(PromptScreen(
             "Start the agent: its task (empty: fix the failing tests)", placeholder="e.g. why is the total wrong?",
             hint="Enter starts it, Escape goes back"),
             lambda task: task is not None and self.start(task.strip() or None))
 
     def _ask_limits(self) -> None:
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         agent = self.agent
         current = f"{agent.max_steps or ''} {agent.max_cost or ''}".strip()
 

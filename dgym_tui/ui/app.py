@@ -26,7 +26,8 @@ from dgym_tui.ui.apply_changes import ApplyChanges
 from dgym_tui.ui.messages import RunOnUI, SessionEvents
 from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
-from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen
+
+# The modal screens are imported where first used, not before the first frame.
 
 CLOSE_TIMEOUT = 20.0  # seconds to wait for the sandbox to close before leaving anyway
 
@@ -66,7 +67,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         for t in THEMES:
             self.register_theme(t)
         wanted = theme or load_config().get("theme") or DEFAULT_THEME
-        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        self._set_first_theme(wanted if wanted in self.available_themes else DEFAULT_THEME)
         self.main = MainScreen(session)
         self._unsubscribe: Callable | None = None
         self._events_lock = threading.Lock()
@@ -74,6 +75,19 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         self._events_posted = False
         self.closing = False
         self.closed = False
+
+    def _set_first_theme(self, name: str) -> None:
+        """The theme to start with. The stylesheet is first read when the app runs, with the
+        theme's colours: setting the theme the usual way would read every stylesheet a second
+        time just after start (~15 ms of the first frame), so it is set quietly, with the classes
+        its watcher would add. A theme whose ANSI colours differ from the default one's (light
+        against dark) is set the usual way, which maps them."""
+        if self.get_theme(name).dark != self.current_theme.dark:
+            self.theme = name
+            return
+        self.set_reactive(App.theme, name)
+        self.add_class(f"-theme-{name}", update=False)
+        self.stylesheet.set_variables(self.get_css_variables())  # made with the default theme's
 
     def get_default_screen(self) -> MainScreen:
         return self.main
@@ -229,6 +243,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
     def ask_tool(self, tool) -> None:
         import json
 
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         if not tool.parameters:
             self.submit("run_tool", name=tool.name, args={})
             return
@@ -247,6 +263,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             hint=tool.summary), lambda value: value and self.submit("run_tool", name=tool.name, args=json.loads(value)))
 
     def ask_goto_line(self) -> None:
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         source = self.main.source
 
         def check(value: str) -> str | None:
@@ -260,6 +278,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         self.push_screen(PromptScreen("Go to line", placeholder=f"1-{source.line_count}", validate=check), go)
 
     def ask_entrypoint(self) -> None:
+        from dgym_tui.ui.screens.modals import PromptScreen
+
         def change(spec: str | None) -> None:
             if spec:
                 self.submit("set_entrypoint", spec=spec)
@@ -278,6 +298,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
 
     async def action_quit(self) -> None:
         """q, ctrl+q and the palette's Quit: ask first when the sandbox holds changes."""
+        from dgym_tui.ui.screens.modals import ConfirmScreen
+
         if self.closing or isinstance(self.screen, ConfirmScreen):
             return
         if self.replay is not None or not self.session.started or self.main.state.sandbox is None:
@@ -301,6 +323,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
                           "Quit anyway and discard whatever it holds?")
 
     def _ask_to_quit(self, message: str) -> None:
+        from dgym_tui.ui.screens.modals import ConfirmScreen
+
         self.push_screen(ConfirmScreen(message, yes="Quit", no="Stay"), lambda ok: self.shutdown() if ok else None)
 
     def shutdown(self) -> None:

@@ -19,15 +19,12 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.content import Content
 from textual.screen import UPDATE_PERIOD, Screen
-from textual.widgets import Footer, Input, Static, Tab, Tabs
+from textual.widgets import Input, Static
 
 from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import ASPECTS, DebugState
 from dgym_tui.ui.messages import SessionEvents
-from dgym_tui.ui.screens.help import HelpScreen
-from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen, ValueScreen
-from dgym_tui.ui.widgets.agent_panel import AgentPanel
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
 from dgym_tui.ui.widgets.repo_tree import RepoTree
 from dgym_tui.ui.widgets.source_view import SourceView
@@ -35,6 +32,9 @@ from dgym_tui.ui.widgets.stack import StackPane
 from dgym_tui.ui.widgets.status_bar import StatusBar
 from dgym_tui.ui.widgets.transcript import Transcript
 from dgym_tui.ui.widgets.variables import VariablesPane
+
+# What the first frame does not show (the modal screens, the agent pane, the tabs, the key hints)
+# is imported where it is first used: each import here delays that frame.
 
 COMPACT_WIDTH, COMPACT_HEIGHT = 100, 30
 SIDE_PANES = ("tree", "agent", "transcript", "variables", "stack")  # the ones that fold into tabs
@@ -150,7 +150,9 @@ class MainScreen(Screen):
         yield PdbConsole(id="console", classes="pane")
         yield StatusBar(id="status")
 
-    def _agent_pane(self) -> AgentPanel:
+    def _agent_pane(self):
+        from dgym_tui.ui.widgets.agent_panel import AgentPanel
+
         panel = AgentPanel(id="agent", classes="pane")
         panel.agent = self.state.agent
         return panel
@@ -160,6 +162,8 @@ class MainScreen(Screen):
         most of what the first frame costs): the side tabs (for a small terminal), the agent pane
         (an agent starts at the first stop, after this: with a model configured, the first frame
         comes as soon as without one) and the key hints."""
+        from textual.widgets import Footer, Tab, Tabs
+
         body = self.query_one("#body")
         await body.mount(Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
                               active=f"tab-{self.active_tab}"), after="#source-area")
@@ -275,15 +279,13 @@ class MainScreen(Screen):
     def action_agent(self, action: str) -> None:
         self.app.agents.control(action)
 
-    @on(AgentPanel.Answered)
-    def _agent_answered(self, event: AgentPanel.Answered) -> None:
+    def on_agent_panel_answered(self, event) -> None:
         self.app.agents.answer(event.call_id, event.verdict)
 
-    @on(AgentPanel.Control)
-    def _agent_control(self, event: AgentPanel.Control) -> None:
+    def on_agent_panel_control(self, event) -> None:
         self.app.agents.control(event.action)
 
-    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+    def on_tabs_tab_activated(self, event) -> None:
         event.stop()
         name = event.tab.id.removeprefix("tab-")
         if self.compact and name != self.active_tab:
@@ -356,6 +358,8 @@ class MainScreen(Screen):
             Binding("ctrl+q", "quit", "Quit", tooltip="quit (asks first if the sandbox holds changes)"),
             Binding("tab,shift+tab", "focus_next", "Next pane", tooltip="move the focus between panes"),
         ]))
+        from dgym_tui.ui.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(sections))
 
     # --- debugger actions: every one a call through the session's runner --------------------
@@ -384,6 +388,8 @@ class MainScreen(Screen):
         def ask(cond: str | None) -> None:
             if cond:  # the core changes an existing breakpoint's condition in place
                 self.app.submit("set_breakpoint", self._breakpoint_done, file=where[0], line=where[1], cond=cond)
+
+        from dgym_tui.ui.screens.modals import PromptScreen
 
         self.app.push_screen(PromptScreen(f"Condition for a breakpoint at {where[0]}:{where[1]}",
                                           value=(existing.cond if existing else None) or "",
@@ -446,6 +452,8 @@ class MainScreen(Screen):
             # runner calls, ordered after any command in flight; `pp` shows in the console too
             loader = partial(self.app.ask, "evaluate", expr=name)
             expand = lambda expr, done, fail: self.app.ask("children", done, fail, expr=expr)  # noqa: E731
+        from dgym_tui.ui.screens.modals import ValueScreen
+
         self.app.push_screen(ValueScreen(name, event.value, loader, expand))
 
     # --- the source view -------------------------------------------------------------------
@@ -760,6 +768,8 @@ class MainScreen(Screen):
             self._offering_restart = False
             if ok:
                 self.app.submit("restart_sandbox")
+
+        from dgym_tui.ui.screens.modals import ConfirmScreen
 
         self.app.push_screen(ConfirmScreen(f"{one_line(message)}. Restart the sandbox now?{changes}",
                                            yes="Restart", no="Later"), answer)

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Input, Label, RichLog
+from textual.widgets import Input, Label, Static
 
 from dgym_tui.core.safe_text import visible
 from dgym_tui.ui.messages import actor_color
@@ -107,6 +107,19 @@ class PdbConsole(Vertical):
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._repaint())
+        self.call_after_refresh(self._mount_log)
+
+    async def _mount_log(self) -> None:
+        """The log, empty at start, comes just after the first frame: RichLog imports
+        rich.pretty, which imports attrs (~20 ms of the first frame). Until then the slot holds
+        its place, and what was written (kept in _entries) is painted when it comes."""
+        from textual.widgets import RichLog
+
+        slot = self.query_one("#pdb-log-slot")
+        await self.mount(RichLog(id="pdb-log", wrap=True, markup=False, highlight=False,
+                                 max_lines=self.MAX_LINES), before=slot)
+        await slot.remove()
+        self._repaint()
 
     DEFAULT_CSS = """
     PdbConsole #pdb-line { height: 1; }
@@ -117,15 +130,17 @@ class PdbConsole(Vertical):
     HINT = "a pdb command (Enter sends, ↑↓ history, Tab completes, Esc back)"
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="pdb-log", wrap=True, markup=False, highlight=False, max_lines=self.MAX_LINES)
+        yield Static(id="pdb-log-slot")  # the log's place until it is mounted (_mount_log)
         with Horizontal(id="pdb-line"):
             # pdb's own prompt, where pdb users look for it: ready for a command
             yield Label(self.PROMPT, id="pdb-prompt")
             yield PdbInput(id="pdb-input", placeholder=self.HINT)
 
     @property
-    def log_widget(self) -> RichLog:
-        return self.query_one("#pdb-log", RichLog)
+    def log_widget(self):
+        """The RichLog, or None in the moment before it is mounted."""
+        found = self.query("#pdb-log")
+        return found.first() if found else None
 
     @property
     def input(self) -> PdbInput:
@@ -147,7 +162,8 @@ class PdbConsole(Vertical):
     def _add(self, kind: str, extra: str, text: str) -> None:
         text = visible(text)  # program output is untrusted: no escape reaches the terminal
         self._entries.append((kind, extra, text))
-        self.log_widget.write(self._line_for(kind, extra, text))
+        if (log := self.log_widget) is not None:
+            log.write(self._line_for(kind, extra, text))
 
     def _line_for(self, kind: str, extra: str, text: str) -> Text:
         if kind == "input":  # extra: the actor; the command as pdb showed it, after its prompt
@@ -163,13 +179,16 @@ class PdbConsole(Vertical):
 
     def _repaint(self) -> None:
         log = self.log_widget
+        if log is None:
+            return
         log.clear()
         for entry in self._entries:
             log.write(self._line_for(*entry))
 
     def clear(self) -> None:
         self._entries.clear()
-        self.log_widget.clear()
+        if (log := self.log_widget) is not None:
+            log.clear()
 
     def set_busy(self, busy: bool) -> None:
         """While a command runs there is no prompt (as in pdb); ctrl+c interrupts it."""
