@@ -26,15 +26,13 @@ from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import ASPECTS, DebugState
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
-from dgym_tui.ui.widgets.repo_tree import RepoTree
 from dgym_tui.ui.widgets.source_view import SourceView
-from dgym_tui.ui.widgets.stack import StackPane
 from dgym_tui.ui.widgets.status_bar import StatusBar
 from dgym_tui.ui.widgets.transcript import Transcript
-from dgym_tui.ui.widgets.variables import VariablesPane
 
-# What the first frame does not show (the modal screens, the agent pane, the tabs, the key hints)
-# is imported where it is first used: each import here delays that frame.
+# What the first frame does not show (the modal screens, the agent pane, the tabs, the key hints,
+# the tree, variables and stack widgets) is imported where it is first used: each import here
+# delays that frame.
 
 COMPACT_WIDTH, COMPACT_HEIGHT = 100, 30
 SIDE_PANES = ("tree", "agent", "transcript", "variables", "stack")  # the ones that fold into tabs
@@ -135,18 +133,19 @@ class MainScreen(Screen):
         self._resumed = False  # the screen was shown once
         self._last_stop_at = 0.0  # (time.monotonic) when the last stop's line was shown
         self._panes_due = 0.0  # the other panes are painted by then at the latest
+        self._panes_ready = False  # the tree, variables and stack widgets are mounted (_mount_later)
 
     # --- building --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Container(id="body"):
-            yield RepoTree(id="tree", classes="pane")
+            yield Static(id="tree", classes="pane")  # each slot's widget comes after the first frame
             with Vertical(id="source-area", classes="pane"):
                 yield Static(id="source-message")
                 yield SourceView(id="source")
             yield Transcript(id="transcript", classes="pane")
-            yield VariablesPane(id="variables", classes="pane")
-            yield StackPane(id="stack", classes="pane")
+            yield Static(id="variables", classes="pane")
+            yield Static(id="stack", classes="pane")
         yield PdbConsole(id="console", classes="pane")
         yield StatusBar(id="status")
 
@@ -158,13 +157,29 @@ class MainScreen(Screen):
         return panel
 
     async def _mount_later(self) -> None:
-        """What the first frame does not show, mounted just after it (styling each widget is
-        most of what the first frame costs): the side tabs (for a small terminal), the agent pane
-        (an agent starts at the first stop, after this: with a model configured, the first frame
-        comes as soon as without one) and the key hints."""
+        """What the first frame does not show, mounted just after it (importing and styling each
+        widget is most of what the first frame costs): the tree, variables and stack widgets (the
+        first frame has their empty frames; Textual's Tree, DataTable and OptionList are the
+        heaviest), the side tabs (for a small terminal), the agent pane (an agent starts at the
+        first stop, after this: with a model configured, the first frame comes as soon as without
+        one) and the key hints. Session events that come meanwhile are painted at the end."""
         from textual.widgets import Footer, Tab, Tabs
 
+        from dgym_tui.ui.widgets.repo_tree import RepoTree
+        from dgym_tui.ui.widgets.stack import StackPane
+        from dgym_tui.ui.widgets.variables import VariablesPane
+
         body = self.query_one("#body")
+        for name, cls in (("tree", RepoTree), ("variables", VariablesPane), ("stack", StackPane)):
+            slot = self.pane(name)
+            widget = cls(id=name, classes="pane")
+            widget.border_title, widget.border_subtitle = slot.border_title, slot.border_subtitle
+            widget.display = slot.display
+            position = body.children.index(slot)
+            await slot.remove()
+            await body.mount(widget, before=position)
+        self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
+        self._panes_ready = True
         await body.mount(Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
                               active=f"tab-{self.active_tab}"), after="#source-area")
         await body.mount(self._agent_pane(), before="#transcript")
@@ -178,6 +193,8 @@ class MainScreen(Screen):
         gc.freeze()
         gc.set_threshold(10_000, 20, 20)
         gc.enable()
+        if self._flush_timer is None:
+            self._flush()  # what came while the panes were mounted
 
     def _optional(self, selector: str):
         """The widget, or None before _mount_later has mounted it."""
@@ -429,23 +446,20 @@ class MainScreen(Screen):
     def _console_command(self, event: PdbConsole.CommandSubmitted) -> None:
         self.app.send_pdb(event.command, notify_errors=False)  # the console shows pdb's errors itself
 
-    @on(RepoTree.FileSelected)
-    def _file_selected(self, event: RepoTree.FileSelected) -> None:
+    def on_repo_tree_file_selected(self, event) -> None:
         self.open_file(event.path, focus=True)
 
     @on(SourceView.BreakpointToggled)
     def _gutter_clicked(self, event: SourceView.BreakpointToggled) -> None:
         self.action_toggle_breakpoint(event.path, event.line)
 
-    @on(StackPane.FrameSelected)
-    def _frame_selected(self, event: StackPane.FrameSelected) -> None:
+    def on_stack_pane_frame_selected(self, event) -> None:
         current = self.state.stop.frame_index if self.state.stop else 0
         steps = current - event.index  # the stack lists the outermost frame first
         if steps:
             self.app.send_pdb(f"up {steps}" if steps > 0 else f"down {-steps}")
 
-    @on(VariablesPane.InspectRequested)
-    def _inspect(self, event: VariablesPane.InspectRequested) -> None:
+    def on_variables_pane_inspect_requested(self, event) -> None:
         name = event.name
         loader = expand = None
         if name.isidentifier() and self.state.program == "stopped":
@@ -504,7 +518,8 @@ class MainScreen(Screen):
         if line:
             source.goto_line(line)
         self.pane("source").border_title = one_line(path)
-        self.query_one(RepoTree).reveal(path)
+        if self._panes_ready:
+            self.pane("tree").reveal(path)
         if focus:
             source.focus()
 
@@ -568,6 +583,8 @@ class MainScreen(Screen):
 
     def _flush(self) -> None:
         self._flush_timer, self._grace = None, False
+        if not self._panes_ready:
+            return  # _mount_later paints what gathered once the panes are there
         events, self._log = self._log, []
         aspects, self._aspects = self._aspects, set()
         self.query_one(Transcript).add_events(events)
@@ -604,8 +621,9 @@ class MainScreen(Screen):
         self.query_one(Transcript).reset()
         self.console.clear()
         self.source.set_current(None, None)  # the file stays until a stop opens another
-        self.query_one(VariablesPane).show_stop(None)
-        self.query_one(StackPane).show_stop(None)
+        if self._panes_ready:
+            self.pane("variables").show_stop(None)
+            self.pane("stack").show_stop(None)
         self._paint(set(ASPECTS))
 
     def _paint(self, aspects: set[str]) -> None:
@@ -616,7 +634,7 @@ class MainScreen(Screen):
         if "session" in aspects or "program" in aspects:
             bar.set_entrypoint(state.entrypoint)
         if "files" in aspects:
-            self.query_one(RepoTree).set_files(state.files, state.changed)
+            self.pane("tree").set_files(state.files, state.changed)
             self.repo_files = state.files
             self._stale |= set(state.changed)  # their text may have changed: read again when shown
             if self.source.path in state.changed:
@@ -633,8 +651,8 @@ class MainScreen(Screen):
                 self.app.agents.start()
         if "stop" in aspects:
             stop = state.stop
-            self.query_one(VariablesPane).show_stop(stop)
-            self.query_one(StackPane).show_stop(stop)
+            self.pane("variables").show_stop(stop)
+            self.pane("stack").show_stop(stop)
             self.console.input.names = list(stop.locals) if stop else []
             self._follow_stop()
         if aspects & {"stop", "program"}:
@@ -714,7 +732,7 @@ class MainScreen(Screen):
 
     def _sandbox_shown(self, ready: ev.SandboxReady) -> None:
         self.query_one(StatusBar).set_sandbox(ready.backend, ready.description, ready.isolated, ready.python)
-        self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
+        self.pane("tree").set_repo(self.state.repo_name or self.session.repo_name)
         if ready.skipped and self.source_lookup is None and not self._told_skipped:
             self._told_skipped = True  # once: the transcript keeps the list
             listed = "\n".join(one_line(s) for s in ready.skipped[:8])
