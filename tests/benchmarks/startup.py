@@ -8,7 +8,8 @@ driven by pexpect, its output fed to a pyte screen (120x40). Measured:
     to the screen showing the current-line mark on the new line;
   - held: `n` held down, sent at a key-repeat rate (REPEAT_HZ): for each press, the time until
     its line is on screen (a screen that falls behind shows it later and later);
-next to the floor measured in the same run: a minimal Textual app's first frame, the same way,
+next to the floor measured in the same run: a minimal Textual app's first frame, the same way
+(one before each of our runs),
 and pudb (when installed: the test extras) on the same program in the same harness, its `n`
 measured the same way (its current line is the `>` before a line number).
 Every program measured keeps its bytecode in a cache of the run (PYTHONPYCACHEPREFIX), warmed
@@ -208,12 +209,14 @@ def main() -> int:
         BYTECODE.update(PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
         os.environ["DGYM_TUI_DATA_DIR"] = os.path.join(tmp, "data")  # its sessions, not the user's
         floor_once(tmp)  # warm-up: imports into the page cache, bytecode into its cache
-        floors = [floor_once(tmp) for _ in range(RUNS)]
         lines = ours_once(repo, 2)[3]  # warm-up
         if has_pudb:
             pudb_once(tmp, repo, 2)
-        frames, stops, steps, held, pudb_steps, pudb_held = [], [], [], [], [], []
+        floors, frames, stops, steps, held, pudb_steps, pudb_held = [], [], [], [], [], [], []
         for _ in range(RUNS):
+            # the floor is measured next to each of our runs: a machine whose speed drifts
+            # (a shared host) then moves both alike
+            floors.append(floor_once(tmp))
             frame, stop, samples, lines = ours_once(repo, STEPS)
             frames.append(frame)
             stops.append(stop)
