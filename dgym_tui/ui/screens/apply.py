@@ -17,6 +17,8 @@ from dgym_tui.ui.screens.modals import MODAL_CSS
 class ApplyScreen(ModalScreen[bool]):
     """The final diff and where it goes; y applies it, n or Escape leaves the repo alone."""
 
+    AUTO_FOCUS = "#apply-diff"
+
     DEFAULT_CSS = MODAL_CSS + """
     ApplyScreen { align: center middle; }
     ApplyScreen .dialog { width: 90%; height: 85%; }
@@ -43,8 +45,6 @@ class ApplyScreen(ModalScreen[bool]):
                 yield Button("Cancel", id="no")
                 yield Button("Apply", id="yes", variant="success")
 
-    def on_mount(self) -> None:
-        self.query_one("#apply-diff").focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -14,6 +14,8 @@ from dgym_tui.ui.screens.modals import MODAL_CSS
 
 
 class CodeEditorScreen(ModalScreen[str | None]):
+
+    AUTO_FOCUS = "TextArea"
     DEFAULT_CSS = MODAL_CSS + """
     CodeEditorScreen { align: center middle; }
     CodeEditorScreen .dialog { width: 90%; height: 80%; }
@@ -32,8 +34,6 @@ class CodeEditorScreen(ModalScreen[str | None]):
             yield TextArea.code_editor(self.code, language=language, id="code")
             yield Label("ctrl+s runs the call with this code · escape goes back", classes="hint")
 
-    def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
 
     def action_keep(self) -> None:
         self.dismiss(self.query_one(TextArea).text)

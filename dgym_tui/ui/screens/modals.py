@@ -28,6 +28,8 @@ MODAL_CSS = """
 class ConfirmScreen(ModalScreen[bool]):
     """Yes or no; y/n/escape work from the keyboard."""
 
+    AUTO_FOCUS = "#no"  # focused when shown (a focus() in on_mount could meet a screen already dismissed)
+
     DEFAULT_CSS = MODAL_CSS + "ConfirmScreen { align: center middle; }"
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
@@ -45,8 +47,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(self.no, id="no")
                 yield Button(self.yes, id="yes", variant="error")
 
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
