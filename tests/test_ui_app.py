@@ -200,6 +200,41 @@ async def test_first_frame_comes_before_the_sandbox_is_ready(session):
         assert bar.query_one("#sb-isolation").display  # NOT ISOLATED, in red
 
 
+async def test_the_heavy_panes_fill_their_slots_after_the_first_frame(session, monkeypatch):
+    """The tree, variables and stack widgets mount just after the first frame, into slots that
+    hold their place and titles; what the session said before they came is painted in them."""
+    seen: dict = {}
+    later = MainScreen._mount_later
+
+    async def mount_later(screen) -> None:
+        seen["slots"] = {name: (type(screen.pane(name)).__name__, screen.pane(name).border_title,
+                                screen.pane(name).border_subtitle) for name in ("tree", "variables", "stack")}
+        seen["regions"] = {name: screen.pane(name).region for name in ("tree", "variables", "stack")}
+        # a stop that arrives while the widgets mount: painted once they are there
+        screen.feed([ev.Event(seq=10_000, ts=0.0, actor=ev.SYSTEM, data=ev.Stop(
+            reason="step", file="main.py", line=1, function="<module>",
+            stack=[ev.Frame("main.py", 1, "<module>")], locals={"early": "'value'"}))])
+        await later(screen)
+        seen["rows"] = screen.query_one(VariablesPane).values.copy()
+        seen["frames"] = screen.query_one(StackPane).option_count
+
+    monkeypatch.setattr(MainScreen, "_mount_later", mount_later)
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert seen["slots"] == {"tree": ("Static", "Files", None), "variables": ("Static", "Variables", "⏎ full value"),
+                                 "stack": ("Static", "Stack", None)}
+        assert all(region.width > 0 and region.height > 0 for region in seen["regions"].values())
+        assert seen["rows"] == {"early": "'value'"} and seen["frames"] == 1
+        for name, cls, title in (("tree", RepoTree, "Files"), ("variables", VariablesPane, "Variables"),
+                                 ("stack", StackPane, "Stack")):
+            pane = app.main.pane(name)
+            assert isinstance(pane, cls) and pane.border_title == title
+            slot = seen["regions"][name]  # the widget took its slot's column (rows shrink: the key hints came)
+            assert (pane.region.x, pane.region.width) == (slot.x, slot.width)
+        assert app.main.pane("variables").border_subtitle == "⏎ full value"
+
+
 # --- debugger keys ------------------------------------------------------------------------------
 
 
