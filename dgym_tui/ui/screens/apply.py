@@ -45,7 +45,6 @@ class ApplyScreen(ModalScreen[bool]):
                 yield Button("Cancel", id="no")
                 yield Button("Apply", id="yes", variant="success")
 
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
 

@@ -14,8 +14,8 @@ from dgym_tui.ui.screens.modals import MODAL_CSS
 
 
 class CodeEditorScreen(ModalScreen[str | None]):
-
     AUTO_FOCUS = "TextArea"
+
     DEFAULT_CSS = MODAL_CSS + """
     CodeEditorScreen { align: center middle; }
     CodeEditorScreen .dialog { width: 90%; height: 80%; }
@@ -33,7 +33,6 @@ class CodeEditorScreen(ModalScreen[str | None]):
             language = "python" if (self.path or "").endswith(".py") else None
             yield TextArea.code_editor(self.code, language=language, id="code")
             yield Label("ctrl+s runs the call with this code · escape goes back", classes="hint")
-
 
     def action_keep(self) -> None:
         self.dismiss(self.query_one(TextArea).text)

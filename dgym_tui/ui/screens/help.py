@@ -12,8 +12,8 @@ from textual.widgets import Label, Static
 
 
 class HelpScreen(ModalScreen[None]):
-
     AUTO_FOCUS = "VerticalScroll"
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical { width: 84; max-width: 95%; height: 90%; border: thick $primary;
@@ -37,7 +37,6 @@ class HelpScreen(ModalScreen[None]):
                     yield Static(self.render_section(title, bindings), classes="section")
             yield Label("Escape closes · ctrl+p: every command · keys n s c r b t u d work like pudb's",
                         classes="hint")
-
 
     def render_section(self, title: str, bindings: list[Binding]) -> Table:
         keys_by_action: dict[str, list[str]] = {}  # one row per action, its keys joined

@@ -25,6 +25,7 @@ from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import ASPECTS, DebugState
 from dgym_tui.ui.messages import SessionEvents
+from dgym_tui.ui.slots import fill_slot
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
 from dgym_tui.ui.widgets.source_view import SourceView
 from dgym_tui.ui.widgets.status_bar import StatusBar
@@ -171,14 +172,7 @@ class MainScreen(Screen):
 
         body = self.query_one("#body")
         for name, cls in (("tree", RepoTree), ("variables", VariablesPane), ("stack", StackPane)):
-            slot = self.pane(name)
-            widget = cls(id=name, classes="pane")
-            widget.border_title, widget.border_subtitle = slot.border_title, slot.border_subtitle
-            widget.display = slot.display
-            position = body.children.index(slot)
-            await slot.remove()
-            await body.mount(widget, before=position)
-        self.query_one(RepoTree).set_repo(self.state.repo_name or self.session.repo_name)
+            await fill_slot(self.pane(name), cls(id=name, classes="pane"))  # shown by apply_layout below
         self._panes_ready = True
         await body.mount(Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in SIDE_PANES), id="side-tabs",
                               active=f"tab-{self.active_tab}"), after="#source-area")

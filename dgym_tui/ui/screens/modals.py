@@ -47,7 +47,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(self.no, id="no")
                 yield Button(self.yes, id="yes", variant="error")
 
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
 

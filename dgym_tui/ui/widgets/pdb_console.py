@@ -18,6 +18,7 @@ from textual.widgets import Input, Label, Static
 
 from dgym_tui.core.safe_text import visible
 from dgym_tui.ui.messages import actor_color
+from dgym_tui.ui.slots import fill_slot
 
 PDB_COMMANDS = sorted({
     "args", "break", "bt", "clear", "commands", "condition", "continue", "cont", "debug", "disable",
@@ -115,10 +116,8 @@ class PdbConsole(Vertical):
         its place, and what was written (kept in _entries) is painted when it comes."""
         from textual.widgets import RichLog
 
-        slot = self.query_one("#pdb-log-slot")
-        await self.mount(RichLog(id="pdb-log", wrap=True, markup=False, highlight=False,
-                                 max_lines=self.MAX_LINES), before=slot)
-        await slot.remove()
+        await fill_slot(self.query_one("#pdb-log-slot"),
+                        RichLog(id="pdb-log", wrap=True, markup=False, highlight=False, max_lines=self.MAX_LINES))
         self._repaint()
 
     DEFAULT_CSS = """
