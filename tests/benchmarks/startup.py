@@ -29,6 +29,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 import importlib.util
@@ -43,6 +44,7 @@ RUNS = int(os.environ.get("RUNS", "8"))
 STEPS = int(os.environ.get("STEPS", "40"))
 LAST_MODULE_LINE = 94  # main.py's `main()` call
 REPEAT_HZ = 30  # a terminal's key repeat: `n` held down
+DRAIN_GAP = 0.002  # s: output this close behind other output is one arrival (one frame's pieces)
 BYTECODE: dict[str, str] = {}  # set in main(): the environment giving every program its .pyc cache
 CURRENT = re.compile(r"▶\s*(\d+) ")  # the source gutter's current-line mark and line number
 PUDB_CURRENT = re.compile(r"^>\s*(\d+) ", re.MULTILINE)  # pudb: `> 10 from ...` (line numbers on)
@@ -73,12 +75,20 @@ class Terminal:
 
     def read(self, timeout: float) -> float | None:
         """Feed what the program wrote within `timeout` to the screen: when it arrived (None if
-        nothing came)."""
+        nothing came). A frame larger than the pty's buffer comes in pieces a few microseconds
+        apart: they are all read before any is parsed, or the rest would wait behind pyte's
+        parsing of the first piece (~15 ms for 4 KB) and be timed that much late."""
         try:
             data = self.child.read_nonblocking(65536, timeout=max(timeout, 0))
         except pexpect.TIMEOUT:
             return None
         arrived = time.perf_counter()
+        while len(data) < 1 << 20:
+            try:
+                more = self.child.read_nonblocking(65536, timeout=DRAIN_GAP)
+            except pexpect.TIMEOUT:
+                break
+            data, arrived = data + more, time.perf_counter()
         self.stream.feed(data)
         return arrived
 
@@ -134,27 +144,43 @@ def step_through(term: Terminal, steps: int, pattern: re.Pattern[str] = CURRENT,
 def hold_n(term: Terminal, lines: list[int], pattern: re.Pattern[str] = CURRENT) -> list[float | None]:
     """`n` held down: a press every 1/REPEAT_HZ s along the known `lines`; for each press, the time
     until its line (or a later one) is on screen, None if it never was (the key was lost: the
-    screen stood still for a second after the last press)."""
+    screen stood still for a second after the last press).
+    A thread sends the presses on time while this one only reads and timestamps the output; it
+    is parsed afterwards. (Parsing as it came, the harness fell behind on large frames: pyte takes
+    ~40 ms for a full frame, so presses went out late and output was read late, and a program
+    that redraws more was charged for the harness's parsing.)"""
     interval, presses = 1 / REPEAT_HZ, len(lines) - 1
     term.settle()
-    start = time.perf_counter()
-    sent, shown, last_change = 0, [None] * presses, start
-    while shown[-1] is None and time.perf_counter() - last_change < 1.0:
-        now = time.perf_counter()
-        if sent < presses and now >= start + sent * interval:
-            term.child.send("n")
-            sent += 1
-            last_change = now
+    fd = term.child.child_fd
+    start = time.perf_counter() + 0.01
+    sent: list[float] = []
+
+    def press() -> None:
+        for k in range(presses):
+            time.sleep(max(0.0, start + k * interval - time.perf_counter()))
+            os.write(fd, b"n")
+            sent.append(time.perf_counter())
+
+    sender = threading.Thread(target=press)
+    sender.start()
+    chunks: list[tuple[float, bytes]] = []
+    last = start
+    while sender.is_alive() or time.perf_counter() - max(last, sent[-1]) < 1.0:
+        try:
+            data = term.child.read_nonblocking(65536, timeout=0.05)
+        except pexpect.TIMEOUT:
             continue
-        next_send = start + sent * interval if sent < presses else now + 0.1
-        seen = term.read(next_send - now)
-        if seen is None:
-            continue
+        last = time.perf_counter()
+        chunks.append((last, data))
+    sender.join()
+    shown: list[float | None] = [None] * presses
+    for arrived, data in chunks:
+        term.stream.feed(data)
         line = current_line(term.text(), pattern) or 0
         for k in range(presses):
             if shown[k] is None and line >= lines[k + 1]:
-                shown[k], last_change = seen, seen
-    return [None if shown[k] is None else shown[k] - (start + k * interval) for k in range(presses)]
+                shown[k] = arrived
+    return [None if shown[k] is None else shown[k] - sent[k] for k in range(presses)]
 
 
 def floor_once(tmp: str) -> float:
