@@ -349,6 +349,11 @@ async def test_console_history_completion_and_escape(session):
         await pilot.press(*"p quantity", "enter")  # typed keys do not trigger the pudb bindings
         await wait_for(pilot, lambda: "(Pdb) p quantity\n2" in log_text(app), what="pdb's answer in the console")
         assert session.state.stop.line == 70  # the p, q, n... typed did not step
+        # n s c u d are priority bindings: with the console focused they are its text, not steps
+        mark = len(session.events.history)
+        await pilot.press(*"nscud")
+        assert console_input.value == "nscud" and not pdb_inputs(session, mark)
+        console_input.value = ""
         await pilot.press("up")
         assert console_input.value == "p quantity"
         console_input.value = ""

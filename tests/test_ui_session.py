@@ -44,7 +44,9 @@ async def test_breakpoint_continue_inspect_step_and_quit(session):
         await wait_for(pilot, lambda: session.state.program == "stopped", what="the first stop")
         await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 1,
                        what="main.py at line 1")
-        assert screen.query_one(StatusBar).state_text == "stopped at main.py:1 in <module>"
+        # the status bar follows in the frame after the current line
+        await wait_for(pilot, lambda: screen.query_one(StatusBar).state_text == "stopped at main.py:1 in <module>",
+                       what="the status bar")
         # the console follows the current line's frame
         await wait_for(pilot, lambda: "> main.py(1)<module>()" in log_text(app), what="pdb's first lines")
         assert "/tmp/" not in log_text(app)
