@@ -278,7 +278,7 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt: Literal["search", "goto"] | None = None
         self._saved_search: tuple[str, int | None, int, int] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
-        self._frame_style: Style | None = None  # the widget's style while a frame renders
+        self._frame: tuple[Style, int] | None = None  # the widget's style and width while a frame renders
         # The bottom prompt (`/` search, `:` go to line), mounted just after the first frame:
         # an Input and its parts cost that frame ~10 ms of styling, for a prompt not yet shown.
         self._prompt_label = Label("/")
@@ -566,18 +566,18 @@ class SourceView(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ rendering
 
     def render_lines(self, crop):
-        # rich_style walks the ancestors: once per frame, not once per row
-        self._frame_style = self.rich_style
+        # rich_style walks the ancestors and the content region is worked out from the styles:
+        # once per frame, not once per row
+        self._frame = (self.rich_style, self.scrollable_content_region.width)
         try:
             return super().render_lines(crop)
         finally:
-            self._frame_style = None
+            self._frame = None
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
-        width = self.scrollable_content_region.width
-        base_style = self._frame_style or self.rich_style
+        base_style, width = self._frame or (self.rich_style, self.scrollable_content_region.width)
         if row >= len(self._lines) or self._path is None:
             return Strip.blank(width, base_style)
 
@@ -616,11 +616,16 @@ class SourceView(ScrollView, can_focus=True):
                       self._style("match-current" if index == self._match_index else "match"))
                      for start, end, index in self._match_by_row[row]]
             pieces = self._overlay_matches(pieces, spans)
-        text = (
-            Strip([Segment(piece, line_style + style) for piece, style in pieces])
-            .crop(left, right)
-            .extend_cell_length(text_width, line_style)
-        )
+        segments = [Segment(piece, line_style + style) for piece, style in pieces]
+        line = self._lines[row]
+        cells = len(line) if line.isascii() else cell_len(line)
+        if not left and starts is None and 0 < text_width and cells <= text_width:
+            # Most rows: not scrolled sideways and no wider than the view. One Strip instead of
+            # five (each sets up caches of its own: they were most of a row's cost), same cells.
+            if cells < text_width:
+                segments.append(Segment(" " * (text_width - cells), line_style))
+            return Strip(gutter + segments, width)
+        text = Strip(segments).crop(left, right).extend_cell_length(text_width, line_style)
         return Strip.join([Strip(gutter, self._gutter_width), text]).crop(0, width)
 
     def _pieces(self, row: int) -> tuple[_Pieces, _Starts]:
