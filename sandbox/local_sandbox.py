@@ -89,6 +89,8 @@ class LocalChannel(Channel):
 
     def close(self) -> None:
         self.kill()
+        # Killed and gone (a zombie at most): ptyprocess need not wait its 0.1 s for an exit.
+        self.child.ptyproc.delayafterclose = 0
         try:
             self.child.close(force=True)
         except Exception:  # already reaped or pty gone: nothing left to release

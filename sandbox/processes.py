@@ -141,13 +141,18 @@ def _kill_until_gone(find, rounds: int = 200) -> None:
 
 
 def _stat(pid: str) -> tuple[int, int, int] | None:
-    """(ppid, pgid, sid) of a process, or None if it is gone."""
+    """(ppid, pgid, sid) of a process, or None if it is gone or a zombie. A zombie is dead (it
+    runs and forks no more) but stays in /proc until its parent reaps it: counted as alive, a
+    killed run that its parent had not reaped yet (pdb's process, at every restart) was killed
+    again for 200 rounds, 1.4 s."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read()
     except OSError:
         return None
     fields = data[data.rindex(b")") + 2:].split()
+    if fields[0] in (b"Z", b"X"):
+        return None
     return int(fields[1]), int(fields[2]), int(fields[3])
 
 

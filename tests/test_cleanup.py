@@ -75,3 +75,23 @@ def test_live_and_foreign_copies_are_left_alone(example_repo, tmp_path):
         finally:
             for d in (foreign, no_owner):
                 subprocess.run(["rm", "-rf", d])
+
+
+def test_a_killed_run_its_parent_has_not_reaped_yet_counts_as_gone(monkeypatch):
+    """kill_run SIGKILLs until nothing of the run is left. A killed process stays in /proc as a
+    zombie until its parent reaps it (pdb's, at every restart: pexpect reaps it after the kill);
+    counted as alive it was killed again for 200 rounds (1.4 s of every restart)."""
+    from dgym_tui.sandbox import processes
+
+    proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    rounds: list[float] = []
+    monkeypatch.setattr(processes.time, "sleep", rounds.append)
+    try:
+        processes.kill_run(proc.pid)
+        with open(f"/proc/{proc.pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+        assert state == "Z"  # dead, not reaped: what kill_run saw on its next look
+        assert len(rounds) <= 2 and processes.run_processes(proc.pid) == []
+    finally:
+        proc.kill()
+        proc.wait()
