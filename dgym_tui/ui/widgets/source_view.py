@@ -60,6 +60,11 @@ def _visible(match: re.Match[str]) -> str:
     return "\u2421" if code == 0x7F else "\ufffd"
 
 
+def _cells(text: str) -> int:
+    """Terminal cells `text` takes (ASCII: one per character, without rich's per-character scan)."""
+    return len(text) if text.isascii() else cell_len(text)
+
+
 def _split_lines(text: str) -> list[str]:
     """Display lines, numbered as Python/pdb number them (\\n, \\r\\n and \\r end a line)."""
     if text.startswith("\ufeff"):
@@ -328,7 +333,7 @@ class SourceView(ScrollView, can_focus=True):
         self._lexer = _LEXERS.get(os.path.basename(path))  # known already: per-row fallback works
         self._pieces_cache.clear()
         self._text = self._line_starts = None
-        self._max_width = max(len(line) if line.isascii() else cell_len(line) for line in self._lines)
+        self._max_width = max(_cells(line) for line in self._lines)
         self._digits = max(3, len(str(len(self._lines))))
         self._update_virtual_size()
         self._index_breakpoints()
@@ -617,8 +622,7 @@ class SourceView(ScrollView, can_focus=True):
                      for start, end, index in self._match_by_row[row]]
             pieces = self._overlay_matches(pieces, spans)
         segments = [Segment(piece, line_style + style) for piece, style in pieces]
-        line = self._lines[row]
-        cells = len(line) if line.isascii() else cell_len(line)
+        cells = _cells(self._lines[row])
         if not left and starts is None and 0 < text_width and cells <= text_width:
             # Most rows: not scrolled sideways and no wider than the view. One Strip instead of
             # five (each sets up caches of its own: they were most of a row's cost), same cells.
@@ -652,7 +656,7 @@ class SourceView(ScrollView, can_focus=True):
             pieces = [(text[i:i + LONG_LINE], style) for text, style in pieces
                       for i in range(0, len(text), LONG_LINE)]
             chars = [0, *accumulate(len(text) for text, _ in pieces)][:-1]
-            widths = (len(text) if text.isascii() else cell_len(text) for text, _ in pieces)
+            widths = (_cells(text) for text, _ in pieces)
             cells = [0, *accumulate(widths)][:-1]
             starts = (chars, cells)
         self._pieces_cache[row] = (exact, pieces, starts)
