@@ -119,6 +119,9 @@ class LocalSandbox(Sandbox):
         self.box_dir = ""
         self.home = ""
         self._leaders: set[int] = set()
+        # Held while a process starts until it is in _leaders, and while strays are killed: a
+        # process just forked (in the cgroup, not yet a leader) is no stray.
+        self._starting = threading.Lock()
 
     @property
     def description(self) -> str:
@@ -224,12 +227,13 @@ class LocalSandbox(Sandbox):
         argv, env = self._command(argv, workdir, self._env(), tty=False)
         # Its own session, so a timeout can kill the command and everything it started.
         try:
-            proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    start_new_session=True, preexec_fn=self._preexec(tty=False))
+            with self._starting:
+                proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        start_new_session=True, preexec_fn=self._preexec(tty=False))
+                self._leaders.add(proc.pid)
         except OSError as e:
             raise SandboxError(f"cannot run {argv[0]} in the sandbox: {e.strerror}") from None
-        self._leaders.add(proc.pid)
         try:
             cap = OutputCap(output_cap)
             deadline = time.monotonic() + timeout
@@ -259,11 +263,12 @@ class LocalSandbox(Sandbox):
         self._check_alive()
         workdir = self._cwd(cwd)
         argv, full_env = self._command(list(argv), workdir, self._env(env), tty=True)
-        child = pexpect.spawn(argv[0], list(argv[1:]), cwd=workdir, env=full_env,
-                              dimensions=(rows, cols), encoding="utf-8", codec_errors="replace",
-                              echo=False, preexec_fn=self._preexec(tty=True))
+        with self._starting:
+            child = pexpect.spawn(argv[0], list(argv[1:]), cwd=workdir, env=full_env,
+                                  dimensions=(rows, cols), encoding="utf-8", codec_errors="replace",
+                                  echo=False, preexec_fn=self._preexec(tty=True))
+            self._leaders.add(child.pid)
         child.delaybeforesend = None
-        self._leaders.add(child.pid)
         return LocalChannel(child, self)
 
     def explain_end(self, channel: LocalChannel) -> str | None:
@@ -290,15 +295,19 @@ class LocalSandbox(Sandbox):
         run or exec (a run's children that left its session and were orphaned)."""
         if self.cap is None or self.cap.cgroup is None:
             return
-        keep: set[int] = set()
-        for leader in list(self._leaders):
-            keep.update(run_processes(leader))
-        for pid in self.cap.members():
-            if pid not in keep:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        with self._starting:
+            # The members first: one a live run forks after this is not in the list, and one
+            # forked before is found among the run's descendants below.
+            members = self.cap.members()
+            keep: set[int] = set()
+            for leader in list(self._leaders):
+                keep.update(run_processes(leader))
+            for pid in members:
+                if pid not in keep:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
 
     # --- files, read and written by this process in the copy ----------------------------------
 

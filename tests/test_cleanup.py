@@ -95,3 +95,30 @@ def test_a_killed_run_its_parent_has_not_reaped_yet_counts_as_gone(monkeypatch):
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("kind", ["local", "bwrap"])
+def test_killing_strays_spares_a_command_that_is_starting_or_forking(kind, example_repo):
+    """After a run is killed, the sandbox's cgroup is swept for its strays; processes of a live
+    exec (the UI's git, the background compile) are kept. One being forked while the sweep looked
+    (a Popen not yet registered, a jail still building its process tree) was taken for a stray
+    and killed: the bytecode compile beside a restart died of it in bwrap."""
+    import threading
+
+    sandbox = make_sandbox(kind, example_repo)
+    with sandbox:
+        if sandbox.cap is None or sandbox.cap.cgroup is None:
+            pytest.skip("no cgroup here: there are no strays to sweep")
+        results = []
+
+        def forks():  # a child forked every few milliseconds; one killed ends the loop with an error
+            results.append(sandbox.exec("set -e; for i in $(seq 150); do /bin/true; done; echo done", timeout=60))
+
+        workers = [threading.Thread(target=forks) for _ in range(3)]
+        for worker in workers:
+            worker.start()
+        while any(worker.is_alive() for worker in workers):
+            sandbox._kill_strays()
+        for worker in workers:
+            worker.join()
+        assert [(r.exit_code, r.output.strip()) for r in results] == [(0, "done")] * 3
