@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from dgym_tui import __version__
 from dgym_tui.core import commands
 from dgym_tui.core.breakpoints import BreakpointRegistry
+from dgym_tui.core.bytecode import CompileAhead
 from dgym_tui.core.entrypoint import NO_ENTRYPOINT, Entrypoint, detect_entrypoint, narrowed, parse_entrypoint
 from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoint, Error, EventBus,
                                   FileContent, Notice, PdbInput, PdbOutput, Progress, Restored,
@@ -95,6 +96,7 @@ class Session:
         self.whole_run = False
         self._changes: dict[str, str] | None = None
         self.workspace = Workspace()
+        self.compile_ahead = CompileAhead()  # the copy's modules as bytecode, beside the program
         self._tools: dict | None = None
         self._lock = threading.Lock()
         if history:
@@ -148,6 +150,7 @@ class Session:
             self._carry_over(actor)
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox))
+        self.compile_ahead.request(self.sandbox)
         self._launch(actor)
 
     def _launch(self, actor: str, restart: bool = False, reason: str = "") -> PdbResult:
@@ -355,6 +358,7 @@ class Session:
             self.events.emit(Checkpoint(id=record.id, message=record.message, patch=record.patch), record.actor)
         if self.workspace.records or self.workspace.pending:
             self._refresh_changes(actor)
+        self.compile_ahead.request(self.sandbox)
         return self._track(debugger.start(actor, restart=True, reason="sandbox restarted"))
 
     @operation()
@@ -503,6 +507,7 @@ class Session:
 
     def _code_changed(self, actor: str, reason: str) -> None:
         """A running program runs the old code: start it again (breakpoints restored)."""
+        self.compile_ahead.request(self.sandbox)  # the changed modules: the old bytecode no longer matches
         if self.debugger is not None and self.debugger.state != "idle":
             self._track(self.debugger.restart(actor, reason=reason))
 
@@ -551,11 +556,12 @@ class Session:
     @operation(lane="look")
     def walk(self, path: str = ".", depth: int = 1, actor: str = SYSTEM) -> list[tuple[str, bool]]:
         """Entries under a folder down to `depth` levels, as (path relative to it, is a folder),
-        sorted, the sandbox's own .git left out."""
+        sorted, the sandbox's own .git and the bytecode caches left out."""
         sandbox = self._sandbox()
         rel = sandbox.rel_path(path)
         result = sandbox.exec(["find", rel, "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "./.git",
-                               "-not", "-path", "./.git/*", "-not", "-name", ".git", "-printf", r"%y %P\0"],
+                               "-not", "-path", "./.git/*", "-not", "-name", ".git", "-not", "-name", "__pycache__",
+                               "-not", "-path", "*/__pycache__/*", "-printf", r"%y %P\0"],
                               timeout=30)
         if result.exit_code != 0 or not result.output.strip("\0 \n") and not sandbox_is_dir(sandbox, rel):
             raise SandboxError(f"{path}: no such folder in the repository")
