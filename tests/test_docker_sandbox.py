@@ -178,6 +178,15 @@ def test_example_suite_runs_in_the_container(box):
     assert "5 failed, 18 passed" in result.output
 
 
+def test_the_images_interpreter_has_its_modules_as_bytecode(box):
+    """The program runs with PYTHONDONTWRITEBYTECODE=1: without the image's bytecode (the slim
+    bases strip it; the Dockerfile compiles it back) every run compiles the stdlib and pytest."""
+    code = ("import importlib.util as u, os, pdb, cmd, code, json, pytest; "
+            "print([os.path.exists(u.cache_from_source(m.__file__)) for m in (pdb, cmd, code, json, pytest)])")
+    result = box.exec(["python3", "-c", code], timeout=60)
+    assert result.output.strip() == "[True, True, True, True, True]", result.output
+
+
 def test_orphans_from_other_hosts_are_left_alone(client, example_repo):
     c = client.containers.create(SANDBOX_IMAGE, ["sleep", "60"], labels={
         LABEL_APP: "dgym-tui", "dgym-tui.owner-host": "some-other-host", "dgym-tui.owner-pid": "1"})
