@@ -51,6 +51,25 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
+def remove_folder(path: str) -> None:
+    """Remove a sandbox folder, its owner file last: a removal cut short (the app killed while
+    closing) leaves a folder the next start still knows as a dead app's, and reaps. (Removed in
+    directory order, the owner file could go first, and the rest was never reaped.)"""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        if name != OWNER_FILE:
+            shutil.rmtree(os.path.join(path, name), ignore_errors=True)
+    try:
+        if os.listdir(path) == [OWNER_FILE]:  # else the next start tries again
+            os.unlink(os.path.join(path, OWNER_FILE))
+            os.rmdir(path)
+    except OSError:
+        pass
+
+
 def reap_leftovers(temp_root: str | None = None) -> list[str]:
     """Remove the sandbox folders (and their processes and cgroups) of apps on this host that are
     gone. A folder whose owner still runs, or without an owner file, is left alone."""
@@ -71,7 +90,7 @@ def reap_leftovers(temp_root: str | None = None) -> list[str]:
         kill_run(-1, entry.path)  # processes still working in the folder
         for cgroup in leftover_cgroups({str(owner.get("session", ""))}):
             remove_cgroup(cgroup)
-        shutil.rmtree(entry.path, ignore_errors=True)
+        remove_folder(entry.path)
         removed.append(entry.path)
     return removed
 
@@ -351,4 +370,4 @@ class LocalSandbox(Sandbox):
         tmp, self.tmp = self.tmp, None
         if tmp:
             kill_run(-1, tmp)  # anything still working in the copy
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_folder(tmp)

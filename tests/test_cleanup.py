@@ -122,3 +122,41 @@ def test_killing_strays_spares_a_command_that_is_starting_or_forking(kind, examp
         for worker in workers:
             worker.join()
         assert [(r.exit_code, r.output.strip()) for r in results] == [(0, "done")] * 3
+
+
+def test_a_removal_cut_short_leaves_a_folder_the_next_start_reaps(example_repo, monkeypatch):
+    """The app killed while it removes its sandbox folder: whenever that happens, the folder is
+    gone or still has its owner file (what the next start's reaper goes by). The owner file used
+    to go in directory order, sometimes first: the rest stayed in /tmp for good."""
+    from dgym_tui.sandbox import local_sandbox
+
+    class Killed(BaseException):
+        pass
+
+    real_unlink = os.unlink
+    for allowed in range(0, 400, 9):
+        sandbox = make_sandbox("local", example_repo)
+        sandbox.start()
+        tmp = sandbox.tmp
+        calls = [0]
+
+        def unlink(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] > allowed:
+                raise Killed()
+            return real_unlink(*args, **kwargs)
+
+        monkeypatch.setattr(os, "unlink", unlink)
+        try:
+            local_sandbox.remove_folder(tmp)
+        except Killed:
+            pass
+        finally:
+            monkeypatch.setattr(os, "unlink", real_unlink)
+        assert not os.path.exists(tmp) or os.path.exists(os.path.join(tmp, local_sandbox.OWNER_FILE)), allowed
+        sandbox.close()
+        assert not os.path.exists(tmp)
+        if calls[0] <= allowed:
+            break  # the whole removal fitted: every cut before it was tried
+    else:
+        pytest.fail("the removal never completed within the cuts tried")
