@@ -44,21 +44,22 @@ def test_the_helper_writes_checked_hash_bytecode_for_the_repos_modules_only(tmp_
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "notes.txt").write_text("not python\n")
+    (tmp_path / "table.py").write_text("DATA = " + repr(list(range(500_000))) + "\n")  # > 2 MB: left to the run
     for skipped in (".git", ".venv", "node_modules", "env"):
         (tmp_path / skipped).mkdir()
         (tmp_path / skipped / "x.py").write_text("X = 1\n")
     (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")  # a virtualenv, whatever its name
 
-    assert compile_tree(tmp_path) == "compiled 2 of 3"  # mod and pkg; broken.py is left to the run
+    assert compile_tree(tmp_path) == "compiled 2 of 4"  # mod and pkg; broken.py is left to the run
     header = pyc(tmp_path / "mod.py").read_bytes()[:16]
     assert int.from_bytes(header[4:8], "little") == 0b11  # hash-based and checked: never trusted on mtime
     assert header[8:16] == importlib.util.source_hash(b"VALUE = 1\n")
-    assert not pyc(tmp_path / "broken.py").exists()
+    assert not pyc(tmp_path / "broken.py").exists() and not pyc(tmp_path / "table.py").exists()
     for skipped in (".git", ".venv", "node_modules", "env"):
         assert not (tmp_path / skipped / "__pycache__").exists()
     assert imported_from_bytecode(tmp_path, "mod") == ("1", True)
 
-    assert compile_tree(tmp_path) == "compiled 0 of 3"  # current bytecode is left alone
+    assert compile_tree(tmp_path) == "compiled 0 of 4"  # current bytecode is left alone
 
 
 def test_an_edit_of_the_same_size_in_the_same_second_never_runs_the_old_code(tmp_path):

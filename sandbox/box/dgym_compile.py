@@ -20,6 +20,8 @@ import sys
 
 SKIP = {"__pycache__", "node_modules", "site-packages"}
 LIMIT = 5000  # modules; a huge tree is compiled in part rather than for minutes
+SIZE_LIMIT = 2 * 1024 * 1024  # bytes: a generated giant is left to the run (compiling it takes
+                              # memory the program shares in the sandbox)
 CHECKED_HASH = 0b11  # the pyc header's flags: hash-based, checked against the source
 
 
@@ -55,6 +57,8 @@ def main(root: str) -> int:
             break
         seen += 1
         try:
+            if os.path.getsize(path) > SIZE_LIMIT:
+                continue
             with open(path, "rb") as fh:
                 source = fh.read()
             cfile = importlib.util.cache_from_source(path)
