@@ -60,8 +60,16 @@ def remove_folder(path: str) -> None:
     except OSError:
         return
     for name in names:
-        if name != OWNER_FILE:
-            shutil.rmtree(os.path.join(path, name), ignore_errors=True)
+        full = os.path.join(path, name)
+        if name == OWNER_FILE:
+            continue
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            try:
+                os.unlink(full)
+            except OSError:
+                pass
     try:
         if os.listdir(path) == [OWNER_FILE]:  # else the next start tries again
             os.unlink(os.path.join(path, OWNER_FILE))
