@@ -199,3 +199,42 @@ def test_orphans_from_other_hosts_are_left_alone(client, example_repo):
         assert c.status == "running"
     finally:
         c.remove(force=True)
+
+
+SLIM_STAND_IN = """\
+FROM {base}
+USER root
+ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin PIP_NO_INDEX=1 PIP_FIND_LINKS=/wheels
+COPY wheels /wheels
+RUN /usr/bin/python3 -m venv --without-pip /opt/py \\
+    && /opt/py/bin/python3 /wheels/$(cd /wheels && ls pip-*.whl)/pip install -q /wheels/pip-*.whl \\
+    && printf '#!/bin/sh\\nexec /opt/py/bin/python3 "$@"\\n' > /usr/local/bin/python3 && chmod 755 /usr/local/bin/python3
+RUN python3 -m pip --version && ! python3 -c "import pytest"
+"""
+
+
+def test_image_build_on_a_base_whose_python_is_not_debians(client, tmp_path):
+    """The default base (python:3.12-slim) has its own python3 in /usr/local, with pip, which does
+    not see Debian's packages: apt's python3-pytest served /usr/bin/python3 and the build failed
+    its own `import pytest` check. A stand-in for it (this machine reaches no image registry): the
+    offline base with a python3 of its own first on PATH, pip from local wheels. `dgym-tui image
+    build --base` must give that python3 pytest, and the image must run the example's tests."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheels),
+                    "pytest", "pip", "iniconfig", "packaging", "pluggy", "pygments"], check=True, timeout=300)
+    (tmp_path / "Dockerfile").write_text(SLIM_STAND_IN.format(base=SANDBOX_IMAGE))
+    base, tag = "dgym-test-slim-base:1", "dgym-test-slim-sandbox:1"
+    client.images.build(path=str(tmp_path), tag=base, rm=True)
+    try:
+        done = subprocess.run(["dgym-tui", "image", "build", "--base", base, "--tag", tag],
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        out = client.containers.run(tag, ["sh", "-c", "command -v python3; python3 -m pytest --version"],
+                                    remove=True, stderr=True).decode()
+        assert out.startswith("/usr/local/bin/python3\n") and "pytest " in out, out
+    finally:
+        for image in (tag, base):
+            try:
+                client.images.remove(image, force=True)
+            except Exception:
+                pass
