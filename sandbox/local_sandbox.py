@@ -60,9 +60,9 @@ def remove_folder(path: str) -> None:
     except OSError:
         return
     for name in names:
-        full = os.path.join(path, name)
         if name == OWNER_FILE:
             continue
+        full = os.path.join(path, name)
         if os.path.isdir(full) and not os.path.islink(full):
             shutil.rmtree(full, ignore_errors=True)
         else:
