@@ -10,6 +10,7 @@ import difflib
 from dataclasses import dataclass
 
 from dgym_tui.core.safe_text import one_line
+from dgym_tui.ui.lexers import lexer_for
 
 CONTEXT = 2
 
@@ -31,16 +32,7 @@ class Row:
 def tokens_by_line(text: str, path: str | None) -> list[Tokens]:
     """Each line's pygments tokens (plain text when no lexer fits); control characters visible."""
     lines = text.splitlines()
-    try:
-        from pygments.lexers import get_lexer_for_filename
-        from pygments.util import ClassNotFound
-
-        try:
-            lexer = get_lexer_for_filename(path or "x.txt", stripnl=False, ensurenl=False)
-        except ClassNotFound:
-            lexer = None
-    except ImportError:  # pragma: no cover - pygments is a dependency
-        lexer = None
+    lexer = lexer_for(path or "x.txt", stripnl=False, ensurenl=False)
     if lexer is None or len(text) > 500_000:
         return [[(None, one_line(line))] for line in lines]
     out: list[Tokens] = [[]]

@@ -38,6 +38,8 @@ from textual.strip import Strip
 from textual.widgets import Input, Label
 from textual.worker import get_current_worker
 
+from dgym_tui.ui import lexers
+
 __all__ = ["SourceView"]
 
 TAB_SIZE = 4
@@ -108,22 +110,8 @@ def _spaces_apart(pieces: _Pieces) -> _Pieces:
     return out
 
 
-_LEXERS: dict[str, Any] = {}  # file name -> pygments lexer (None: plain text); lookups are slow
-
-
 def _lexer_for(path: str) -> Any:
-    name = os.path.basename(path)
-    if name not in _LEXERS:
-        from pygments.lexers import get_lexer_for_filename
-
-        try:
-            lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=True)
-        except Exception:  # ClassNotFound, or a broken plugin lexer
-            lexer = None
-        if lexer is not None and lexer.name == "Text only":
-            lexer = None
-        _LEXERS[name] = lexer
-    return _LEXERS[name]
+    return lexers.lexer_for(path, stripnl=False, ensurenl=True)
 
 
 def _tokens_by_line(tokens: Iterable[tuple[Any, str]]) -> Iterable[tuple[tuple[Any, str], ...]]:
@@ -330,7 +318,7 @@ class SourceView(ScrollView, can_focus=True):
         self._path = path
         self._lines = _split_lines(text)
         self._tokens = []
-        self._lexer = _LEXERS.get(os.path.basename(path))  # known already: per-row fallback works
+        self._lexer = _lexer_for(path) if lexers.known(path) else None  # known: per-row fallback works
         self._pieces_cache.clear()
         self._text = self._line_starts = None
         self._max_width = max(_cells(line) for line in self._lines)
