@@ -189,6 +189,33 @@ async def test_set_current_marks_line_and_scrolls_into_view():
         assert view.current_line is None
 
 
+async def test_the_scrollbar_thumb_follows_every_kind_of_scroll():
+    # The thumb moves in the frame after the rows (see SourceView.watch_scroll_y): it must
+    # still end up where the view is, however the view moved.
+    async with SourceApp().run_test(size=SIZE) as pilot:
+        view = await loaded(pilot, big_file(500), "big.py")
+        bar = view.vertical_scrollbar
+
+        def thumb_rows() -> list[int]:
+            lines = bar.render_lines(bar.size.region)
+            thumb = {s.style.bgcolor for s in lines[-1] if s.text}  # the track's colour at the end
+            return [y for y, line in enumerate(lines) if {s.style.bgcolor for s in line if s.text} != thumb]
+
+        assert thumb_rows()[0] == 0
+        moves = [lambda: view.set_current("big.py", 300), lambda: view.goto_line(480),
+                 lambda: view.action_cursor_page_up(), lambda: view.scroll_to(y=0, animate=False),
+                 lambda: view.scroll_relative(y=7, animate=False)]  # as the mouse wheel does
+        for move in moves:
+            move()
+            await pilot.pause()
+            await pilot.pause()
+            assert bar.position == view.scroll_offset.y
+            rows = thumb_rows()
+            expected = view.scroll_offset.y * bar.size.height / view.virtual_size.height
+            assert rows and abs(rows[0] - expected) <= 1.5, (view.scroll_offset.y, rows)
+        assert view.scroll_offset.y == 7
+
+
 async def test_current_location_before_load_is_shown_after_load():
     async with SourceApp().run_test(size=SIZE) as pilot:
         view = pilot.app.query_one(SourceView)
