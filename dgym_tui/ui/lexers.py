@@ -2,7 +2,7 @@
 
 pygments' get_lexer_for_filename also loads every lexer plugin installed in the environment to
 compare their file patterns, and compiles all ~900 of its patterns as regular expressions: with
-IPython installed (its plugin imports IPython) the first lookup took ~0.7 s of CPU, in a thread
+IPython installed (its plugin imports IPython) the first lookup took ~0.5 s of CPU, in a thread
 that shared the interpreter with the UI while the person stepped through the first stop. Here
 only pygments' built-in lexers are considered (a plugin-only file type shows as plain text), and
 a pattern like `*.py` is an `endswith`; the few with other wildcards go through fnmatch. Between

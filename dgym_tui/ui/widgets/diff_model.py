@@ -32,7 +32,7 @@ class Row:
 def tokens_by_line(text: str, path: str | None) -> list[Tokens]:
     """Each line's pygments tokens (plain text when no lexer fits); control characters visible."""
     lines = text.splitlines()
-    lexer = lexer_for(path or "x.txt", stripnl=False, ensurenl=False)
+    lexer = lexer_for(path, stripnl=False, ensurenl=False) if path else None
     if lexer is None or len(text) > 500_000:
         return [[(None, one_line(line))] for line in lines]
     out: list[Tokens] = [[]]
