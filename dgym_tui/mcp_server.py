@@ -60,7 +60,7 @@ class OutsideAgents:
 
     def handler(self, actor: str) -> CallHandler:
         if actor not in self.handlers:
-            status = None
+            followed = {}
             if self.session is not None and self.session.state.agent.state == "off":
                 # no agent of our own: the agent pane and the status bar follow this one
                 self.session.events.emit(ev.AgentStarted(model=f"{actor} over MCP", mode=self.mode,
@@ -70,9 +70,10 @@ class OutsideAgents:
                     self.session.events.emit(ev.AgentStatus(state=state, mode=self.mode, step=0, cost=None,
                                                             reason=reason), actor)
 
+                followed["status"] = status
             self.handlers[actor] = CallHandler(self.session, self.tools, self.policy, actor=actor,
                                                mode=lambda: self.mode, auto_answer=lambda: self.auto_answer,
-                                               stop=self.stop, **({"status": status} if status else {}))
+                                               stop=self.stop, **followed)
         return self.handlers[actor]
 
     def call(self, actor: str, name: str, arguments) -> tuple[str, bool]:
@@ -83,11 +84,8 @@ class OutsideAgents:
         else:
             call = ToolCall(call_id, name, None, repr(arguments), error="the arguments must be a JSON object")
         with self._one_at_a_time:
-            observation, _origin = self.handler(actor).handle(call)
-        results = [e.data for e in self.session.events.history[-8:]
-                   if e.kind == "tool_result" and e.data.call_id == call_id]
-        ok = results[-1].ok if results else True
-        return observation, not ok
+            handled = self.handler(actor).handle(call)
+        return handled.observation, not handled.ok
 
     def answer(self, call_id: str, answer: Answer) -> bool:
         """The person's answer to an outside agent's call that waits (False: none waits)."""

@@ -162,6 +162,7 @@ class Sandbox(ABC):
         # Environment of every command run in the sandbox (the program, the tests, the agent's
         # shell): the session sets PYTHONPATH so the repo's own code is imported first.
         self.program_env: dict[str, str] = {}
+        self.missing_modules_said: set[str] = set()  # "the sandbox lacks X" is said once per module
         # git commands share one index: the UI's "what changed" and a checkpoint must not overlap.
         self._git_lock = threading.RLock()
 

@@ -5,8 +5,8 @@ As a devcontainer or a SWE-bench image does it: the network is there only while 
 builds (the sandbox itself runs without one), pip is the image's own Python's (an image without
 pip gets it from the pip wheel bundled with this Python, run from the wheel itself), and the
 result is tagged by a hash of everything that went into it (the base image's id, the
-requirements, the wheel folder's files, the index, the set-up command), so a second start finds
-it and costs nothing, and a changed requirements file builds a new one.
+requirements, the wheel folder's files by name, size and time, the index, the set-up command),
+so a second start finds it and costs nothing, and a changed requirements file builds a new one.
 
 Offline: `wheels` is a folder of wheels installed with --no-index (copied into the build);
 `index_url` points pip at a private index or a mirror.
@@ -58,10 +58,10 @@ def _wheel_files(folder: str) -> list[Path]:
 
 def image_key(base_id: str, requirements: tuple[str, ...], options: DepsOptions, python: str) -> str:
     """The hash that names the derived image: what went into it, and nothing else."""
-    wheels = []
-    if options.wheels:
-        for wheel in _wheel_files(options.wheels):
-            wheels.append([wheel.name, hashlib.sha256(wheel.read_bytes()).hexdigest()])
+    # name, size and time of each wheel: hashing their bytes at every start would read a
+    # wheelhouse of gigabytes each time
+    wheels = [[w.name, w.stat().st_size, w.stat().st_mtime_ns] for w in _wheel_files(options.wheels)] \
+        if options.wheels else []
     text = json.dumps({"format": FORMAT, "base": base_id, "requirements": list(requirements),
                        "wheels": wheels, "index_url": options.index_url, "setup": options.setup,
                        "python": python}, sort_keys=True)
@@ -151,9 +151,9 @@ def prepare_image(client, base: str, requirements: tuple[str, ...], options: Dep
 def _prepare(client, base, requirements, options, python, repo, progress) -> str:
     import docker
 
-    if not options.wanted or not (requirements if options.install else ()) and not options.setup:
-        return base
     wanted = requirements if options.install else ()
+    if not wanted and not options.setup:
+        return base
     try:
         base_image = client.images.get(base)
     except docker.errors.ImageNotFound:

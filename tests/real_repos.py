@@ -150,3 +150,24 @@ def write_wheel(folder: Path, name: str, version: str, module: str, source: str)
         for path, text in files.items():
             archive.writestr(path, text)
     return wheel
+
+
+def dependency_wheels(real: RealRepo, folder: Path) -> Path:
+    """The wheel folder of a repo's third-party dependency (`real.extra`)."""
+    x = real.extra
+    write_wheel(folder, x["package"], x["version"], x["module"], x["source"])
+    return folder
+
+
+def install_into_venv(repo: Path, wheels: Path, package: str) -> Path:
+    """The repo's .venv (the project's interpreter, which bwrap and local use) with `package`
+    from the wheel folder alone; pytest comes from this interpreter's site-packages."""
+    import subprocess
+    import sys
+
+    python = repo / ".venv" / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(repo / ".venv")],
+                   check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index",
+                    "--find-links", str(wheels), package], check=True)
+    return python

@@ -12,7 +12,7 @@ import pytest
 from conftest import SANDBOX_IMAGE, make_sandbox, require_docker
 from dgym_tui.core.session import Session
 from dgym_tui.sandbox.deps_image import REPOSITORY, DepsOptions
-from real_repos import NEEDS_PACKAGE, write_wheel
+from real_repos import NEEDS_PACKAGE, dependency_wheels, write_wheel
 
 pytestmark = pytest.mark.docker
 
@@ -30,8 +30,7 @@ def engine():
 
 @pytest.fixture
 def wheels(tmp_path):
-    x = NEEDS_PACKAGE.extra
-    write_wheel(tmp_path / "wheels", x["package"], x["version"], x["module"], x["source"])
+    dependency_wheels(NEEDS_PACKAGE, tmp_path / "wheels")
     write_wheel(tmp_path / "wheels", "tinyunits", "2.0", "tinyunits.py", "CM_PER_INCH = 2.54\n")
     return tmp_path / "wheels"
 

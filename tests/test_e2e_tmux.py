@@ -382,18 +382,13 @@ def test_a_real_shaped_repo_opens_at_its_failure_and_shows_the_failing_tests_val
     repo = real.write(tmp_path / real.name)
     options = ""
     if real.extra:  # its dependency, from a wheel folder: into Docker's derived image, or the repo's .venv
-        from real_repos import write_wheel
+        from real_repos import dependency_wheels, install_into_venv
 
-        x = real.extra
-        write_wheel(tmp_path / "wheels", x["package"], x["version"], x["module"], x["source"])
+        wheels = dependency_wheels(real, tmp_path / "wheels")
         if backend == "docker":
-            options = f"--wheels {tmp_path / 'wheels'} "
+            options = f"--wheels {wheels} "
         else:
-            subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
-                            str(repo / ".venv")], check=True)
-            subprocess.run([sys.executable, "-m", "pip", "--python", str(repo / ".venv" / "bin" / "python"),
-                            "install", "-q", "--no-index", "--find-links", str(tmp_path / "wheels"), x["package"]],
-                           check=True)
+            install_into_venv(repo, wheels, real.extra["package"])
     env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
            "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
     tmux = Tmux(f"dgym-e2e-{real.name}-{backend}-{os.getpid()}", f"{installed} --sandbox {backend} {options}{repo}",

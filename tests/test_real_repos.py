@@ -139,20 +139,10 @@ async def test_the_app_says_where_a_unittest_failure_was_raised_and_toasts_a_col
 def repo_with_venv(tmp_path):
     """NEEDS_PACKAGE with its dependency installed, from a wheel folder, into the repo's .venv
     (the project's interpreter, which the bwrap and local sandboxes use)."""
-    import subprocess
-    import sys
+    from real_repos import NEEDS_PACKAGE, dependency_wheels, install_into_venv
 
-    from real_repos import NEEDS_PACKAGE, write_wheel
-
-    x = NEEDS_PACKAGE.extra
-    write_wheel(tmp_path / "wheels", x["package"], x["version"], x["module"], x["source"])
     repo = NEEDS_PACKAGE.write(tmp_path / NEEDS_PACKAGE.name)
-    venv_python = repo / ".venv" / "bin" / "python"
-    # pytest comes from this interpreter's site-packages; the dependency only from the folder
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(repo / ".venv")],
-                   check=True)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv_python), "install", "-q", "--no-index",
-                    "--find-links", str(tmp_path / "wheels"), x["package"]], check=True)
+    install_into_venv(repo, dependency_wheels(NEEDS_PACKAGE, tmp_path / "wheels"), NEEDS_PACKAGE.extra["package"])
     return repo
 
 

@@ -63,3 +63,16 @@ class ApprovalGate:
         """Re-check the stop flag (the agent was stopped)."""
         with self._cond:
             self._cond.notify_all()
+
+
+def headless_answers(yes: bool, what: str):
+    """Answers for a run nobody watches (`what`: "this headless run", "this MCP server"): --yes
+    approves what the policy asks about; otherwise it is refused, and the agent told why."""
+
+    def answer(request) -> Answer:
+        if yes:
+            return Answer("approve")
+        return Answer("reject", f"refused: {what} was started without --yes, and the policy asks before this "
+                                f"call ({request.rule})")
+
+    return answer

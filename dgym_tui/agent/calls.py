@@ -11,12 +11,22 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from typing import NamedTuple
 
 from dgym_tui.agent.approval import Answer, ApprovalGate
 from dgym_tui.agent.model import ToolCall
 from dgym_tui.agent.policy import Policy
 from dgym_tui.core import events as ev
 from dgym_tui.core.events import AGENT, HUMAN, SYSTEM
+
+
+class Handled(NamedTuple):
+    """What the agent is told of one call, where it came from ("tool" | "person"), and whether
+    the tool reported an error."""
+
+    observation: str
+    origin: str
+    ok: bool = True
 
 
 class CallHandler:
@@ -34,9 +44,8 @@ class CallHandler:
         self.gate = ApprovalGate()
         self.submitted: str | None = None
 
-    def handle(self, call: ToolCall) -> tuple[str, str]:
-        """Exactly one ToolResult event per call, whatever happens; returns what the agent is
-        told (the observation) and where it came from ("tool" | "person")."""
+    def handle(self, call: ToolCall) -> Handled:
+        """Exactly one ToolResult event per call, whatever happens."""
         if self.submitted is not None:
             return self._not_run(call, "not executed: the agent had already submitted")
         if self.stop.is_set():
@@ -63,7 +72,7 @@ class CallHandler:
             return self._ask(call, tool, args, verdict.rule)
         return self._execute(call, args)
 
-    def _ask(self, call: ToolCall, tool, args: dict, rule: str) -> tuple[str, str]:
+    def _ask(self, call: ToolCall, tool, args: dict, rule: str) -> Handled:
         tried = None  # the checkpoint a try made, and what it showed
         preview = None
         while True:
@@ -86,7 +95,7 @@ class CallHandler:
                     observation = tried[1] + "\n(the person tried this change, then kept it)"
                     self.session.events.emit(ev.ToolResult(call_id=call.id, tool=call.name, observation=observation,
                                                            executed=True), self.actor)
-                    return observation, "tool"
+                    return Handled(observation, "tool")
                 return self._execute(call, args)
             if answer.verdict == "edit":
                 edited = answer.args or {}
@@ -154,19 +163,19 @@ class CallHandler:
         self.session.events.emit(request, self.actor)
         return request
 
-    def _execute(self, call: ToolCall, args: dict, note: str = "") -> tuple[str, str]:
+    def _execute(self, call: ToolCall, args: dict, note: str = "") -> Handled:
         outcome = self.session.run_tool(call.name, args, call_id=call.id, actor=self.actor)
         if outcome.submitted is not None:
             self.submitted = outcome.submitted or "submitted"
-        return note + outcome.observation, "tool"
+        return Handled(note + outcome.observation, "tool", outcome.ok)
 
     def _requested(self, call: ToolCall, args: dict, verdict: str, rule: str) -> None:
         self.session.events.emit(ev.ToolRequested(call_id=call.id, tool=call.name, args=args, verdict=verdict,
                                                   rule=rule), self.actor)
 
     def _not_run(self, call: ToolCall, observation: str, ok: bool = True,
-                 origin: str = "tool") -> tuple[str, str]:
+                 origin: str = "tool") -> Handled:
         self.session.events.emit(ev.ToolResult(call_id=call.id, tool=call.name, observation=observation,
                                                executed=False, ok=ok), self.actor)
-        return observation, origin
+        return Handled(observation, origin, ok)
 

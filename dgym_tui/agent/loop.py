@@ -302,9 +302,9 @@ class Agent:
     def _handle(self, call: ToolCall) -> None:
         """Exactly one tool message (and one ToolResult event) per call, whatever happens: the
         policy, the person's approval and the runner decide, in agent/calls.py."""
-        observation, origin = self.calls.handle(call)
+        handled = self.calls.handle(call)
         self.submitted = self.calls.submitted
-        self._tool_message(call, observation, origin)
+        self._tool_message(call, handled.observation, handled.origin)
 
     def _tool_message(self, call: ToolCall, content: str, origin: str) -> None:
         self._add({"role": "tool", "tool_call_id": call.id, "content": content}, origin)

@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     import anyio
 
     from dgym_tui import lifecycle
-    from dgym_tui.agent.approval import Answer
+    from dgym_tui.agent.approval import headless_answers
     from dgym_tui.agent.policy import Policy
     from dgym_tui.config import load_config
     from dgym_tui.core.session_file import SessionWriter
@@ -61,14 +61,9 @@ def main(argv: list[str]) -> int:
         session = lifecycle.session_from(args, repo)
         writer = SessionWriter.open(args.session, session, mode=args.mode, model="mcp")
 
-    def answer(request) -> Answer:
-        if args.yes:
-            return Answer("approve")
-        return Answer("reject", f"refused: this MCP server was started without --yes, and the policy asks "
-                                f"before this call ({request.rule}); nobody is here to approve it")
-
     policy = Policy.from_config((load_config().get("agent") or {}).get("policy"))
-    agents = OutsideAgents(session, policy, mode=args.mode, auto_answer=answer)
+    agents = OutsideAgents(session, policy, mode=args.mode,
+                           auto_answer=headless_answers(args.yes, "this MCP server"))
     with lifecycle.running(lambda: session, lambda: writer):
         print(f"dgym-tui mcp: starting the sandbox for {repo.name}…", file=sys.stderr, flush=True)
         session.start()

@@ -31,9 +31,8 @@ def main(argv: list[str]) -> int:
     if not args.model and not configured_model():
         parser().error("give --model (or set model in config.toml [agent])")
     from dgym_tui import lifecycle
-    from dgym_tui.agent.approval import Answer
+    from dgym_tui.agent.approval import headless_answers
     from dgym_tui.agent.setup import make_agent
-    from dgym_tui.core import events as ev
     from dgym_tui.core.safe_text import one_line, visible
     from dgym_tui.headless import Progress
 
@@ -62,14 +61,9 @@ def main(argv: list[str]) -> int:
         print(f"sandbox: {ready.description}; model: {one_line(settings.model or '')}; mode: {settings.mode}"
               + ("; --yes" if args.yes else ""), flush=True)
 
-        def answer(request: ev.ApprovalRequested) -> Answer:
-            if args.yes:
-                return Answer("approve")
-            return Answer("reject", f"refused: this headless run was started without --yes, and the policy "
-                                    f"asks before this call ({request.rule})")
-
         try:
-            agent = make_agent(session, settings, auto_answer=answer, on_model_error="stop")
+            agent = make_agent(session, settings, auto_answer=headless_answers(args.yes, "this headless run"),
+                               on_model_error="stop")
         except ValueError as e:
             print(f"dgym-tui run: {e}", file=sys.stderr)
             return 2

@@ -231,7 +231,7 @@ class Debugger:
         fix for this sandbox, once per module."""
         exc = status.get("exception") or {}
         texts = [output, *(str(n) for n in status.get("notices") or ()), str(exc.get("message") or "")]
-        said = self.sandbox.__dict__.setdefault("_missing_said", set())
+        said = self.sandbox.missing_modules_said
         for module in sorted({m for text in texts for m in _MISSING_MODULE.findall(text)}):
             top = module.split(".")[0]
             if top in said or self._repo_has(top):

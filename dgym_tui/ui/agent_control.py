@@ -77,23 +77,22 @@ class AgentControl:
         from dgym_tui.agent.policy import main_argument
         from dgym_tui.ui.screens.modals import PromptScreen
 
-        agent = self  # answers go to whichever agent's call waits: the built-in one or an outside one
         waiting = self.app.main.state.agent.waiting
         if (self.agent is None and self.outside is None) or waiting is None or waiting.call_id != call_id:
             return
         if verdict in ("approve", "try"):
-            agent.answer_call(call_id, Answer(verdict))
+            self.answer_call(call_id, Answer(verdict))
         elif verdict == "reject":
             self.app.push_screen(PromptScreen(
                 f"Reject {waiting.tool}: a comment for the agent (it reads it)", placeholder="e.g. look at the caller first",
                 hint="Enter sends (an empty comment is fine), Escape goes back"),
-                lambda comment: comment is not None and agent.answer_call(call_id, Answer("reject", comment)))
+                lambda comment: comment is not None and self.answer_call(call_id, Answer("reject", comment)))
         elif verdict == "always":
             current = main_argument(waiting.tool, waiting.args)
 
             def always(pattern: str | None) -> None:
                 if pattern is not None:
-                    agent.answer_call(call_id, Answer("always", pattern=pattern.strip() or None))
+                    self.answer_call(call_id, Answer("always", pattern=pattern.strip() or None))
 
             self.app.push_screen(PromptScreen(
                 f"Always allow {waiting.tool} calls matching (empty: every {waiting.tool} call)",
@@ -106,13 +105,12 @@ class AgentControl:
         from dgym_tui.agent.approval import Answer
         from dgym_tui.ui.screens.modals import PromptScreen
 
-        agent = self
         if waiting.tool == "edit":
             from dgym_tui.ui.screens.code_editor import CodeEditorScreen
 
             def done(code: str | None) -> None:
                 if code is not None:
-                    agent.answer_call(call_id, Answer("edit", args={**waiting.args, "new_code": code}))
+                    self.answer_call(call_id, Answer("edit", args={**waiting.args, "new_code": code}))
 
             self.app.push_screen(CodeEditorScreen(f"Edit the agent's change to {waiting.args.get('path')}",
                                                   str(waiting.args.get("new_code", "")), waiting.args.get("path")),
@@ -123,7 +121,7 @@ class AgentControl:
             self.app.push_screen(PromptScreen(
                 f"Edit the {waiting.tool} command before it runs", value=str(waiting.args.get(key, "")),
                 validate=lambda v: None if v.strip() else "give a command"),
-                lambda value: value is not None and agent.answer_call(call_id, Answer("edit", args={**waiting.args, key: value})))
+                lambda value: value is not None and self.answer_call(call_id, Answer("edit", args={**waiting.args, key: value})))
             return
 
         def parse(value: str) -> str | None:
@@ -134,9 +132,10 @@ class AgentControl:
 
         self.app.push_screen(PromptScreen(
             f"Edit the arguments of {waiting.tool} (JSON)", value=json.dumps(waiting.args), validate=parse),
-            lambda value: value is not None and agent.answer_call(call_id, Answer("edit", args=json.loads(value))))
+            lambda value: value is not None and self.answer_call(call_id, Answer("edit", args=json.loads(value))))
 
     def answer_call(self, call_id: str, answer) -> bool:
+        """To whichever agent's call waits: the built-in one, or an outside one (MCP)."""
         if self.agent is not None and self.agent.answer(call_id, answer):
             return True
         return self.outside is not None and self.outside.answer(call_id, answer)
