@@ -17,6 +17,8 @@ SUBCOMMANDS = {
     "resume": "dgym_tui.commands.resume:main",
     "serve": "dgym_tui.commands.serve:main",
     "mcp": "dgym_tui.commands.mcp:main",
+    "batch": "dgym_tui.commands.batch:main",
+    "review": "dgym_tui.commands.review:main",
     "doctor": "dgym_tui.doctor:main",
     "image": "dgym_tui.image:main",
     "sessions": "dgym_tui.sessions.commands:main_sessions",

@@ -1,0 +1,99 @@
+"""The contract between the batch's parts: what a trial is given, what it gives back, and what
+an executor must do. Plain data (JSON-able dicts at the edges), so a spec and an outcome cross
+a process or a Ray node as they are.
+
+    TaskSet (tasks.py) ─> Task ─┐
+    arms × attempts ────────────┴─> TrialSpec ─> Executor ─> run_trial(spec) ─> TrialOutcome
+                                                                              └─> driver writes RUN_DIR
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+STATUSES = ("resolved", "unresolved", "limit", "error")
+"""resolved / unresolved: scored in a fresh sandbox; limit: the agent hit --max-steps, --max-cost
+or --trial-timeout before submitting (still scored: its patch may resolve the task; status says
+limit only when it does not); error: a failure of ours or the provider's, never the agent's."""
+
+
+@dataclass
+class Task:
+    """One task, as every task-set format reads into. `repo` is a local folder (a git checkout
+    at `base_commit` when given, else the folder as it is)."""
+
+    id: str                                   # unique in its set; file-name safe
+    repo: str                                 # absolute path of a local folder or git repo
+    base_commit: str | None = None            # SWE-bench: check this commit out first
+    problem: str | None = None                # the agent's task (None: made from the failing tests)
+    entrypoint: str | None = None             # what runs under pdb (None: detected as `dgym-tui REPO` does)
+    fail_to_pass: list[str] = field(default_factory=list)  # tests that must pass after the fix
+    pass_to_pass: list[str] = field(default_factory=list)  # tests that must keep passing
+    test_patch: str | None = None             # hidden from the agent; applied only when scoring
+    hidden_files: dict[str, str] = field(default_factory=dict)  # path -> text, hidden likewise
+    test_files: list[str] = field(default_factory=list)     # files whose agent edits are reverted before scoring
+    setup: str | None = None                  # a shell command run in the sandbox before the agent
+    time_limit: float | None = None           # seconds (task.toml), overrides --trial-timeout
+    source: str = ""                          # where it was read from (folder, line of a JSONL)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Task:
+        return cls(**d)
+
+
+@dataclass
+class Arm:
+    """One configuration compared in a batch: a name and the tools the agent gets."""
+
+    name: str
+    tools: list[str]                          # tool names from the registry (all of them by default)
+
+
+@dataclass
+class TrialSpec:
+    """Everything one trial needs, and nothing else: a trial is a function of its spec."""
+
+    task: Task
+    arm: Arm
+    attempt: int                              # 1-based
+    model: str                                # a litellm model string, or scripted:FILE
+    api_base: str | None = None
+    tool_format: str | None = None            # native | text | auto (None: the default)
+    max_steps: int | None = 30
+    max_cost: float | None = None
+    timeout: float | None = None              # wall-clock seconds; enforced by killing the sandbox
+    sandbox: str = "auto"                     # auto | docker | bwrap | local
+    image: str | None = None
+    yes: bool = False                         # approve what the policy asks about (as `run --yes`)
+    repo_blob: bytes | None = None            # the task's repo as a tar, when it travels (Ray)
+    env: dict[str, str] = field(default_factory=dict)  # for the agent's process only (API keys); never the sandbox
+
+    @property
+    def trial_id(self) -> str:
+        return f"{self.task.id}__{self.arm.name}__{self.attempt}"
+
+
+@dataclass
+class TrialOutcome:
+    """What a trial returns to the driver: the result (result.json's content) and the files the
+    driver writes beside it. The trial writes nothing where the driver could see it."""
+
+    result: dict                              # see docs/run-dir.md, "result.json"
+    session: bytes = b""                      # the session file (JSON lines)
+    patch: str = ""                           # the agent's change against the base (git diff)
+
+
+class Executor(Protocol):
+    """Runs trials, each a call of `run_trial(spec)` somewhere; yields (spec, outcome) as they
+    finish. An exception inside a trial becomes an outcome with status "error", never a raise.
+    `cancel()` stops what runs (sandboxes removed) and what waits."""
+
+    def run(self, specs: list[TrialSpec], on_event: Callable[[str, dict], None] | None = None
+            ) -> Iterator[tuple[TrialSpec, TrialOutcome]]: ...
+
+    def cancel(self) -> None: ...

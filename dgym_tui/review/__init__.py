@@ -1,0 +1,1 @@
+"""The review inbox: a person approves, rejects or sends back a batch's proposed fixes (docs/run-dir.md)."""
