@@ -137,6 +137,20 @@ def reap_orphans(client) -> list[str]:
     return removed
 
 
+def set_size(rows: int, cols: int, python: str) -> str:
+    """Shell that gives the exec's terminal its size from inside, before the program starts.
+
+    An exec's tty is born 0x0: the engine takes the size only in a resize call after the start
+    (exec create's ConsoleSize needs API 1.42; engines still in use speak 1.41), so a program
+    that reads its size at once could see 0x0 (issue 29). Setting it here, in the process that
+    then execs the program, leaves no ordering in which the program sees anything else. stty is
+    in coreutils and busybox; an image without it falls back to the interpreter's ioctl."""
+    rows, cols = int(rows), int(cols)
+    ioctl = (f"import fcntl, struct, termios; fcntl.ioctl(0, termios.TIOCSWINSZ, "
+             f"struct.pack('HHHH', {rows}, {cols}, 0, 0))")
+    return f"stty rows {rows} cols {cols} 2>/dev/null || {python} -c \"{ioctl}\" 2>/dev/null"
+
+
 class _Call:
     """fn(*args) on a thread of its own; result() waits for it and re-raises what it raised."""
 
@@ -387,12 +401,15 @@ class DockerSandbox(Sandbox):
         # The run may have most of the container's processes, never all: RLIMIT_NPROC (the user's
         # processes, counted by the kernel) keeps room for the exec that kills it.
         nproc = max(16, self.pids - PIDS_HEADROOM)
-        wrapper = ["sh", "-c", f'echo $$ > {pidfile}; command -v prlimit >/dev/null && '
+        wrapper = ["sh", "-c", f'{set_size(rows, cols, self.python)}; echo $$ > {pidfile}; '
+                               f'command -v prlimit >/dev/null && '
                                f'exec prlimit --nproc={nproc}:{nproc} -- "$@"; exec "$@"', "sh", *argv]
         environment = {"TERM": "xterm-256color", **self.program_env, **(env or {})}
         exec_id = self._api_call(api.exec_create, self.container.id, wrapper, tty=True, stdin=True,
                                  workdir=self._workdir(cwd), environment=environment)["Id"]
         sock = self._api_call(api.exec_start, exec_id, socket=True, tty=True)
+        # The engine's own resize, for the record (docker inspect, attach): the wrapper has set
+        # the same size already, or will before the program starts, so the order cannot matter.
         try:
             api.exec_resize(exec_id, height=rows, width=cols)
         except Exception:  # the process may already have exited; the size then does not matter
