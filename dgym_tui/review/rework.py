@@ -1,0 +1,230 @@
+"""New revisions of a trial: an edited patch, a take-over from its replay, or a send-back (the
+agent resumes the trial's session with the person's note as a hint). Each is scored again with
+the batch's own scoring (batch/scoring.py: a fresh sandbox at the task's base, hidden tests
+added) before it can be approved. Blocking: the UI calls these from a thread worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+from dgym_tui.review import revisions
+from dgym_tui.review.inbox import RunDir, Trial
+
+# scorer(task, patch, repo_dir, sandbox=..., image=...) -> batch.scoring.Score
+Scorer = Callable[..., object]
+
+
+class ReworkError(Exception):
+    """The new revision was not made or not scored; str() says why in one line."""
+
+
+def task_of(run: RunDir, trial: Trial):
+    from dgym_tui.batch.spec import Task
+
+    record = run.tasks().get(trial.task)
+    if record is None:
+        raise ReworkError(f"task {trial.task} is not in the run's tasks.jsonl")
+    known = set(Task.__dataclass_fields__)
+    return Task.from_dict({k: v for k, v in record.items() if k in known})
+
+
+@contextmanager
+def repo_at_base(task):
+    """A temporary copy of the task's repo at its base (base_commit when it names one), the
+    hidden files left out: what the batch's sandboxes start from."""
+    repo = Path(task.repo)
+    if not repo.is_dir():
+        raise ReworkError(f"the task's repo {repo} no longer exists")
+    with tempfile.TemporaryDirectory(prefix="dgym-review-base-") as tmp:
+        target = Path(tmp) / (repo.name or "repo")
+        if task.base_commit:
+            target.mkdir()
+            archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", task.base_commit],
+                                     capture_output=True)
+            if archive.returncode != 0:
+                raise ReworkError(f"no commit {task.base_commit} in {repo}: "
+                                  f"{archive.stderr.decode(errors='replace').strip()[-200:]}")
+            subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+        else:
+            shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        for rel in task.hidden_files:
+            (target / rel).unlink(missing_ok=True)
+        yield target
+
+
+def normalise_patch(task, patch: str) -> str:
+    """The patch as git would write it against the task's base: a hand edit's hunk counts are
+    recounted. ReworkError (one line) when it does not apply."""
+    from dgym_tui.sessions.patch import _TempRepo
+
+    if not patch.strip():
+        return ""
+    if not patch.endswith("\n"):
+        patch += "\n"
+    with repo_at_base(task) as base, _TempRepo() as tmp:
+        shutil.copytree(base, tmp.root, symlinks=True, dirs_exist_ok=True)
+        tmp.commit()
+        out = tmp.git("apply", "--recount", "--index", "--whitespace=nowarn", "-",
+                      stdin=patch.encode("utf-8", "surrogateescape"), check=False)
+        if out.returncode != 0:
+            why = out.stderr.decode(errors="replace").strip().splitlines()
+            raise ReworkError(f"the edited patch does not apply to the task's base ({why[-1] if why else 'git refused it'})")
+        return tmp.diff()
+
+
+def score(run: RunDir, trial: Trial, patch: str, scorer: Scorer | None = None) -> dict:
+    """A result for `patch` on the trial's task, scored as the batch scores (fresh sandbox): the
+    trial's result with the scoring's fields replaced. A failure of ours is status error."""
+    task = task_of(run, trial)
+    sandbox = str(run.batch.get("sandbox") or "auto")
+    image = run.batch.get("image")
+    base = {k: v for k, v in trial.result.items() if k not in ("patch_sha256", "revision", "origin")}
+    try:
+        if scorer is None:
+            from dgym_tui.batch.scoring import score_patch as scorer
+        with repo_at_base(task) as repo_dir:
+            result = scorer(task, patch, str(repo_dir), sandbox=sandbox, image=image)
+    except ReworkError:
+        raise
+    except Exception as e:  # ScoringError, or any failure of ours: recorded as an error, not a raise
+        return dict(base, status="error", reason=f"scoring failed: {e}", error=str(e))
+    scored = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    resolved = bool(scored.pop("resolved", False))
+    scored.pop("applied", None)
+    return dict(base, **scored, status="resolved" if resolved else "unresolved", error=None)
+
+
+def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = None, note: str = "",
+                  session_file: str | Path | None = None, scorer: Scorer | None = None,
+                  agent_runner: Callable | None = None) -> str:
+    """Make and score a new revision of `trial`; returns one line saying how it went."""
+    from dgym_tui.review import reviews
+
+    task = task_of(run, trial)
+    session_bytes = None
+    if origin == "edit":
+        patch = normalise_patch(task, patch or "")
+    elif origin == "take-over":
+        session_bytes = Path(session_file).read_bytes()
+        patch = patch_of_session(session_file)
+    elif origin == "send-back":
+        session_bytes, patch = (agent_runner or send_back)(run, trial, note)
+    else:
+        raise ReworkError(f"unknown origin {origin!r}")
+    if patch == run.patch(trial):
+        return f"{trial.id}: the {origin} changed nothing in the patch: no new revision"
+    rev = revisions.create(run.path, trial.id, origin, patch, note=note, from_revision=trial.revision,
+                           session=session_bytes)
+    verdict = {"edit": "edit", "send-back": "send-back"}.get(origin)
+    if verdict:
+        reviews.record(run.path, trial.id, verdict, trial.patch_sha256, note, revision=trial.revision)
+    result = revisions.save_score(rev, score(run, trial, patch, scorer))
+    return f"{trial.id}: revision {rev.number} ({origin}) scored {result['status']}: {result.get('reason') or ''}"
+
+
+def patch_of_session(path: str | Path) -> str:
+    """The final change of a session (a take-over) against the repo it ran on."""
+    from dgym_tui.core.session_file import SessionFileError, read_session
+    from dgym_tui.sessions.patch import PatchError, final_patch
+
+    try:
+        return final_patch(read_session(str(path))).diff
+    except (SessionFileError, PatchError) as e:
+        raise ReworkError(f"the take-over's change cannot be read: {e}") from None
+
+
+# --- the replay and its take-over ------------------------------------------------------------
+
+def replay(run: RunDir, trial: Trial, command: list[str] | None = None) -> Path | None:
+    """Run the trial's replay in the debugger (`dgym-tui replay`, in this terminal); a take-over
+    there writes its session into a folder of ours. Returns that session, or None when there
+    was no take-over. The replay runs on a copy of the session whose repo is the task's repo at
+    its base, kept in RUN_DIR/revisions/<trial>/takeover/ (the take-over needs it after)."""
+    task = task_of(run, trial)
+    folder = run.path / revisions.FOLDER / trial.id / "takeover"
+    stamp = str(len(list(folder.glob("*"))) if folder.is_dir() else 0)
+    work = folder / stamp
+    work.mkdir(parents=True)
+    with repo_at_base(task) as base:
+        repo = work / "repo"
+        shutil.copytree(base, repo, symlinks=True)
+    copy = work / "replayed.jsonl"
+    rewrite_repo(run.session_path(trial), copy, repo)
+    data_dir = work / "sessions"
+    env = dict(os.environ, DGYM_TUI_DATA_DIR=str(data_dir))
+    subprocess.run(command or [sys.executable, "-m", "dgym_tui", "replay", str(copy)], env=env)
+    taken = sorted(data_dir.rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    return taken[-1] if taken else None
+
+
+def rewrite_repo(source: Path, target: Path, repo: Path) -> None:
+    """A copy of a session file whose header names `repo` (with its files' hashes)."""
+    from dgym_tui.core.session_file import repo_hashes
+
+    with open(source, encoding="utf-8") as fh:
+        header = json.loads(fh.readline())
+        rest = fh.read()
+    header.update(repo=str(repo.resolve()), repo_hashes=repo_hashes(str(repo)))
+    header.pop("repo_hashes_error", None)
+    target.write_text(json.dumps(header) + "\n" + rest, encoding="utf-8")
+
+
+# --- send-back --------------------------------------------------------------------------------
+
+def send_back(run: RunDir, trial: Trial, note: str) -> tuple[bytes, str]:
+    """A new attempt of the agent: the trial's session resumed in a new sandbox (its changes,
+    its conversation), the note given as the person's hint, run headless to its end with the
+    batch's model and limits. Returns (the new session file's bytes, its patch)."""
+    from dgym_tui.agent.approval import headless_answers
+    from dgym_tui.agent.setup import make_agent
+    from dgym_tui.config import AgentSettings
+    from dgym_tui.core.session import Session
+    from dgym_tui.core.session_file import SessionFileError, SessionWriter, read_session
+
+    task = task_of(run, trial)
+    batch = run.batch
+    settings = AgentSettings(model=str(batch.get("model") or ""), mode="auto")
+    settings.api_base = batch.get("api_base")
+    settings.tool_format = str(batch.get("tool_format") or "auto")
+    if batch.get("max_steps") is not None:
+        settings.max_steps = int(batch["max_steps"]) + int(trial.steps or 0)  # as many again as the batch gave
+    settings.max_cost = batch.get("max_cost")
+    if not settings.model:
+        raise ReworkError("the batch's model is unknown (batch.json): cannot send back")
+    with tempfile.TemporaryDirectory(prefix="dgym-review-sendback-") as tmp, repo_at_base(task) as base:
+        repo = Path(tmp) / base.name
+        shutil.copytree(base, repo, symlinks=True)
+        copy = Path(tmp) / "trial.jsonl"
+        rewrite_repo(run.session_path(trial), copy, repo)
+        try:
+            recording = read_session(str(copy))
+        except SessionFileError as e:
+            raise ReworkError(f"the trial's session cannot be read: {e}") from None
+        session = Session.resume(recording, sandbox=str(batch.get("sandbox") or "auto"), image=batch.get("image"),
+                                 entrypoint=task.entrypoint)
+        out = Path(tmp) / "sent-back.jsonl"
+        writer = SessionWriter.open(out, session, mode="auto", model=settings.model, sent_back_from=trial.id,
+                                    note=note)
+        try:
+            session.start()
+            if session.state.program == "error":
+                raise ReworkError(f"the sandbox did not start: {session.state.error}")
+            agent = make_agent(session, settings, auto_answer=headless_answers(bool(batch.get("yes", True)),
+                                                                              "a review's send-back"),
+                               on_model_error="stop")
+            agent.hint(note)
+            agent.run()
+            patch = session.diff()
+        finally:
+            session.close()
+            writer.close()
+        return out.read_bytes(), patch

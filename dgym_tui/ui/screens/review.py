@@ -1,0 +1,454 @@
+"""`dgym-tui review RUN_DIR`: the inbox of a batch's proposed fixes, and one trial's evidence.
+
+ReviewScreen lists the trials (resolved first) in a DataTable, which draws only the rows on
+screen, so a thousand trials open and scroll like ten. A timer checks the run directory's files
+(a few stat() calls) off the UI thread and redraws only when something changed: a batch still
+running shows its trials as they finish. Decisions go through dgym_tui/review (no Textual there);
+slow work (scoring again, a send-back, exports) runs in thread workers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from dgym_tui.core.safe_text import one_line
+from dgym_tui.review import reviews
+from dgym_tui.review.inbox import STATUS_ORDER, RunDir, Trial
+from dgym_tui.ui.widgets.review_detail import STATUS_STYLE, ReviewDetail
+
+CSS_PATH = Path(__file__).with_suffix(".tcss")
+POLL_SECONDS = 1.0
+COLUMNS = (("task", "task"), ("arm", "arm"), ("#", "attempt"), ("status", "status"), ("diff", "diff"),
+           ("steps", "steps"), ("cost", "cost"), ("verdict", "verdict"))
+STATUS_FILTERS = (None, *STATUS_ORDER)
+
+DECISION_KEYS = [
+    Binding("a", "decide('approve')", "Approve", tooltip="approve this trial's patch (recorded in reviews.jsonl)"),
+    Binding("r", "decide('reject')", "Reject", tooltip="reject it, with a note"),
+    Binding("s", "decide('skip')", "Skip", tooltip="decide later (recorded as skipped)"),
+    Binding("e", "edit", "Edit", tooltip="edit the patch in an editor; the edit is scored again before approval"),
+    Binding("R", "send_back", "Send back", tooltip="a new attempt of the agent from this trial's session, "
+                                                   "with your note as a hint"),
+    Binding("o", "open_replay", "Replay", tooltip="open the trial's replay in the debugger (take over there: a "
+                                                  "new revision, scored again)"),
+]
+
+
+class ReviewScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open_trial", "Open", tooltip="the trial's change, its scored tests, the agent's summary"),
+        *DECISION_KEYS,
+        Binding("f", "filter_status", "Status", tooltip="show one status only (cycles)"),
+        Binding("m", "filter_arm", "Arm", tooltip="show one arm only (cycles)"),
+        Binding("u", "filter_undecided", "Undecided", tooltip="show only the trials not yet approved or rejected"),
+        Binding("x", "export", "Export", tooltip="write the approved patches to RUN_DIR/approved/"),
+        Binding("question_mark,f1", "help", "Keys", tooltip="list every key"),
+        Binding("q", "quit", "Quit", tooltip="leave (every decision is already saved)"),
+    ]
+
+    def __init__(self, run: RunDir) -> None:
+        super().__init__()
+        self.run = run
+        self.status_filter: str | None = None
+        self.arm_filter: str | None = None
+        self.undecided_only = False
+        self.shown: list[Trial] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="review-header")
+        table = DataTable(id="review-table", cursor_type="row", zebra_stripes=True)
+        for label, key in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static(id="review-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw()
+        self.set_interval(POLL_SECONDS, self.poll)
+
+    # --- drawing ----------------------------------------------------------------------------
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#review-table", DataTable)
+
+    def current(self) -> Trial | None:
+        table = self.table
+        if not self.shown or table.cursor_row is None or not 0 <= table.cursor_row < len(self.shown):
+            return None
+        return self.shown[table.cursor_row]
+
+    def visible_trials(self) -> list[Trial]:
+        out = []
+        for t in self.run.sorted_trials():
+            if self.status_filter and t.status != self.status_filter:
+                continue
+            if self.arm_filter and t.arm != self.arm_filter:
+                continue
+            if self.undecided_only and t.decided:
+                continue
+            out.append(t)
+        return out
+
+    def redraw(self) -> None:
+        """Rebuild the rows (the filters or the trials changed), keeping the cursor's trial."""
+        table = self.table
+        keep = self.current()
+        self.shown = self.visible_trials()
+        table.clear()
+        table.add_rows([self.row(t) for t in self.shown])
+        if keep is not None:
+            for i, t in enumerate(self.shown):
+                if t.id == keep.id:
+                    table.move_cursor(row=i, animate=False)
+                    break
+        self.draw_header()
+
+    def row(self, t: Trial) -> list:
+        added, removed = self.run.diff_size(t)
+        cost = "?" if t.cost is None else f"{t.cost:.3f}"
+        verdict_style = {"approved": "green", "rejected": "red", "approve?": "yellow"}.get(t.verdict_text, "")
+        return [one_line(t.task), one_line(t.arm), str(t.attempt) + (f"r{t.revision}" if t.revision else ""),
+                Text(t.status, style=STATUS_STYLE.get(t.status, "")), f"+{added}/-{removed}",
+                "?" if t.steps is None else str(t.steps), cost, Text(t.verdict_text, style=verdict_style)]
+
+    def redraw_row(self, t: Trial) -> None:
+        for i, shown in enumerate(self.shown):
+            if shown.id == t.id:
+                for (_, key), value in zip(COLUMNS, self.row(t)):
+                    self.table.update_cell_at((i, [k for _, k in COLUMNS].index(key)), value)
+        self.draw_header()
+
+    def draw_header(self) -> None:
+        c = self.run.counts()
+        done = len(self.run.trials)
+        total = f"{done}/{self.run.expected}" if self.run.expected and self.run.expected > done else str(done)
+        filters = [f for f in (self.status_filter, self.arm_filter and f"arm {self.arm_filter}",
+                               self.undecided_only and "undecided") if f]
+        text = Text()
+        text.append(f"{one_line(self.run.path.name)} ", style="bold")
+        text.append(f"{total} trials  ")
+        for status in STATUS_ORDER:
+            text.append(f"{status} {c[status]} ", style=STATUS_STYLE.get(status, ""))
+        text.append(f"│ approved {c['approved']} rejected {c['rejected']} undecided {c['undecided']}")
+        if filters:
+            text.append(f"  │ showing: {', '.join(filters)} ({len(self.shown)})", style="italic")
+        self.query_one("#review-header", Static).update(text)
+
+    def say(self, message: str) -> None:
+        self.query_one("#review-note", Static).update(Text(one_line(message)))
+
+    # --- live refresh -----------------------------------------------------------------------
+
+    def poll(self) -> None:
+        self._poll()
+
+    @work(thread=True, exclusive=True, group="review-poll")
+    def _poll(self) -> None:
+        if self.run.refresh():
+            self.app.call_from_thread(self.redraw)
+
+    # --- keys -------------------------------------------------------------------------------
+
+    def action_open_trial(self) -> None:
+        t = self.current()
+        if t is not None:
+            self.app.push_screen(TrialScreen(self.run, t))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_trial()
+
+    def action_decide(self, verdict: str) -> None:
+        t = self.current()
+        if t is not None:
+            self.app.decide(t, verdict, self.after_decision)
+
+    def after_decision(self, t: Trial) -> None:
+        if self.undecided_only and t.decided:
+            self.redraw()
+        else:
+            self.redraw_row(t)
+            if t.decided and self.table.cursor_row < len(self.shown) - 1:
+                self.table.move_cursor(row=self.table.cursor_row + 1, animate=False)
+
+    def action_edit(self) -> None:
+        t = self.current()
+        if t is not None:
+            self.app.edit(t)
+
+    def action_send_back(self) -> None:
+        t = self.current()
+        if t is not None:
+            self.app.send_back(t)
+
+    def action_open_replay(self) -> None:
+        t = self.current()
+        if t is not None:
+            self.app.open_replay(t)
+
+    def action_filter_status(self) -> None:
+        i = STATUS_FILTERS.index(self.status_filter)
+        self.status_filter = STATUS_FILTERS[(i + 1) % len(STATUS_FILTERS)]
+        self.redraw()
+
+    def action_filter_arm(self) -> None:
+        arms = [None, *sorted({t.arm for t in self.run.trials.values()})]
+        i = arms.index(self.arm_filter) if self.arm_filter in arms else 0
+        self.arm_filter = arms[(i + 1) % len(arms)]
+        self.redraw()
+
+    def action_filter_undecided(self) -> None:
+        self.undecided_only = not self.undecided_only
+        self.redraw()
+
+    def action_export(self) -> None:
+        self.app.export_patches()
+
+    def action_help(self) -> None:
+        self.app.show_help()
+
+    def action_quit(self) -> None:
+        self.app.exit()
+
+
+class TrialScreen(Screen):
+    """One trial: its score, the agent's summary, its change; the same decision keys."""
+
+    BINDINGS = [
+        *DECISION_KEYS,
+        Binding("v", "toggle_layout", "Unified/split", tooltip="the change unified or side by side"),
+        Binding("escape,q", "back", "Back", tooltip="back to the list"),
+        Binding("question_mark,f1", "help", "Keys", show=False, tooltip="list every key"),
+    ]
+
+    def __init__(self, run: RunDir, trial: Trial) -> None:
+        super().__init__()
+        self.run, self.trial = run, trial
+
+    def compose(self) -> ComposeResult:
+        yield ReviewDetail(self.trial, self.run.patch(self.trial), id="review-detail")
+        yield Static(id="review-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ReviewDetail).focus()
+
+    def say(self, message: str) -> None:
+        self.query_one("#review-note", Static).update(Text(one_line(message)))
+
+    def action_decide(self, verdict: str) -> None:
+        self.app.decide(self.trial, verdict, self.after_decision)
+
+    def after_decision(self, t: Trial) -> None:
+        self.app.inbox.redraw_row(t)
+        self.dismiss()
+
+    def action_edit(self) -> None:
+        self.app.edit(self.trial)
+
+    def action_send_back(self) -> None:
+        self.app.send_back(self.trial)
+
+    def action_open_replay(self) -> None:
+        self.app.open_replay(self.trial)
+
+    def action_toggle_layout(self) -> None:
+        self.query_one(ReviewDetail).toggle_layout()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_help(self) -> None:
+        self.app.show_help()
+
+
+class ReviewApp(App):
+    """The review inbox as an app of its own (`dgym-tui review RUN_DIR`)."""
+
+    CSS_PATH = CSS_PATH
+    TITLE = "dgym-tui review"
+
+    def __init__(self, run: RunDir, theme: str | None = None, scorer=None, agent_runner=None) -> None:
+        super().__init__()
+        from dgym_tui.config import load_config
+        from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
+
+        for t in THEMES:
+            self.register_theme(t)
+        wanted = theme or load_config().get("theme") or DEFAULT_THEME
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        self.run = run
+        self.scorer = scorer              # review/rework.py's default when None
+        self.agent_runner = agent_runner  # likewise, for send-back
+        self.inbox = ReviewScreen(run)
+        self.sub_title = str(run.path)
+
+    def get_default_screen(self) -> ReviewScreen:
+        return self.inbox
+
+    def get_system_commands(self, screen):
+        yield from super().get_system_commands(screen)
+        from textual.app import SystemCommand
+
+        yield SystemCommand("Review: export approved patches", "to RUN_DIR/approved/<task>.patch", self.export_patches)
+        yield SystemCommand("Review: export SWE-bench predictions", "RUN_DIR/approved/predictions.jsonl",
+                            self.export_preds)
+        yield SystemCommand("Review: apply approved patches", "to their tasks' repos, all or nothing",
+                            self.apply_approved)
+        yield SystemCommand("Review: make a branch per approved task", "dgym/<task> in each repo, never pushed",
+                            self.make_branches)
+        yield SystemCommand("Review: show undecided only", "toggle the filter", self.inbox.action_filter_undecided)
+
+    def say(self, message: str, severity: str = "information") -> None:
+        screen = self.screen
+        if hasattr(screen, "say"):
+            screen.say(message)
+        if severity != "information":
+            self.notify(one_line(message), severity=severity, title="Review", timeout=10)
+
+    def show_help(self) -> None:
+        from dgym_tui.ui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen([("The inbox", ReviewScreen.BINDINGS),
+                                     ("A trial", TrialScreen.BINDINGS)]))
+
+    # --- decisions --------------------------------------------------------------------------
+
+    def decide(self, t: Trial, verdict: str, done) -> None:
+        if t.pending and verdict == "approve":
+            self.say(f"{t.id}: its new revision is being scored; approve once the score is in", "warning")
+            return
+        if verdict == "reject":
+            from dgym_tui.ui.screens.modals import PromptScreen
+
+            def got(note: str | None) -> None:
+                if note is not None:
+                    self._record(t, "reject", note, done)
+
+            self.push_screen(PromptScreen(f"Reject {one_line(t.id)}: why? (the note is saved with the verdict)",
+                                          placeholder="a note for the record"), got)
+            return
+        self._record(t, verdict, "", done)
+
+    def _record(self, t: Trial, verdict: str, note: str, done) -> None:
+        try:
+            t.verdict = reviews.record(self.run.path, t.id, verdict, t.patch_sha256, note, revision=t.revision)
+        except OSError as e:
+            self.say(f"not recorded: {e}", "error")
+            return
+        self.say(f"{t.id}: {t.verdict_text}" + (f" ({note})" if note else ""))
+        done(t)
+
+    # --- edits, send-backs, replays (review/rework.py does the work) ------------------------
+
+    def edit(self, t: Trial) -> None:
+        from dgym_tui.ui.screens.code_editor import CodeEditorScreen
+
+        def got(text: str | None) -> None:
+            if text is None or text == self.run.patch(t):
+                self.say("the patch is unchanged")
+                return
+            self._rework("edit", t, patch=text)
+
+        screen = CodeEditorScreen(f"Edit the patch of {t.id} (scored again before it can be approved)",
+                                  self.run.patch(t), path="patch.diff")
+        self.push_screen(screen, got)
+
+    def send_back(self, t: Trial) -> None:
+        from dgym_tui.ui.screens.modals import PromptScreen
+
+        def got(note: str | None) -> None:
+            if note:
+                self._rework("send-back", t, note=note)
+
+        self.push_screen(PromptScreen(f"Send {one_line(t.id)} back to the agent: your hint",
+                                      placeholder="what the agent should know or do differently",
+                                      hint="The agent goes on from this trial's session with your hint; "
+                                           "its new patch is scored again. Escape cancels."), got)
+
+    def open_replay(self, t: Trial) -> None:
+        from dgym_tui.review import rework
+
+        session = self.run.session_path(t)
+        if not session.is_file() or session.stat().st_size == 0:
+            self.say(f"{t.id} has no session file to replay", "warning")
+            return
+        with self.suspend():
+            taken = rework.replay(self.run, t)
+        if taken is not None:
+            self._rework("take-over", t, session_file=taken)
+        else:
+            self.say(f"back from {t.id}'s replay (no take-over: nothing new)")
+
+    def _rework(self, origin: str, t: Trial, **kwargs) -> None:
+        self.say(f"{t.id}: {origin}… (scoring in a fresh sandbox)")
+        t.pending = "scoring…" if origin != "send-back" else "agent…"
+        self.inbox.redraw_row(t)
+        self._rework_worker(origin, t, kwargs)
+
+    @work(thread=True, group="review-rework")
+    def _rework_worker(self, origin: str, t: Trial, kwargs: dict) -> None:
+        from dgym_tui.review import rework
+
+        try:
+            message = rework.make_revision(self.run, t, origin, scorer=self.scorer, agent_runner=self.agent_runner,
+                                           **kwargs)
+            severity = "information"
+        except rework.ReworkError as e:
+            message, severity = f"{t.id}: {e}", "error"
+        self.call_from_thread(self._reworked, t, message, severity)
+
+    def _reworked(self, t: Trial, message: str, severity: str) -> None:
+        self.run.refresh(force=True)
+        if t.pending in ("scoring…", "agent…") and severity == "error":
+            t.pending = None
+        self.inbox.redraw()
+        self.say(message, severity)
+        if isinstance(self.screen, TrialScreen):
+            self.screen.dismiss()
+
+    # --- out ----------------------------------------------------------------------------------
+
+    def export_patches(self) -> None:
+        self._export("patches")
+
+    def export_preds(self) -> None:
+        self._export("preds")
+
+    def apply_approved(self) -> None:
+        self._export("apply")
+
+    def make_branches(self) -> None:
+        self._export("branches")
+
+    @work(thread=True, group="review-export")
+    def _export(self, what: str) -> None:
+        from dgym_tui.review import exports
+
+        try:
+            if what == "patches":
+                written = exports.export_patches(self.run)
+                message = f"{len(written)} approved patch(es) written to {self.run.path / exports.APPROVED}"
+            elif what == "preds":
+                path = self.run.path / exports.APPROVED / "predictions.jsonl"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                message = f"{exports.export_preds(self.run, path)} prediction(s) written to {path}"
+            elif what == "apply":
+                done = exports.apply_approved(self.run)
+                message = "; ".join(done) or "nothing to apply: no approved trial with a change"
+            else:
+                made = exports.make_branches(self.run)
+                message = "; ".join(made) or "no approved trial with a change: no branch made"
+            severity = "information"
+        except (exports.ExportError, OSError) as e:
+            message, severity = str(e), "error"
+        self.call_from_thread(self.say, message, severity)
