@@ -1,0 +1,315 @@
+"""The batch's report: results.jsonl, summary.md and a self-contained report.html, with every
+trial's HTML replay in replays/. Made from RUN_DIR alone (run_dir.load_results), so it can be
+made again at any time: `write_all(run_dir)`.
+
+The figures: per arm the resolved rate over the scored trials (errors, ours or the provider's,
+are counted apart and never as unresolved) with a 95% Wilson interval; for each pair of arms,
+the tasks both / only one / neither resolved (a task counts as resolved by an arm when any of its
+attempts was); steps, cost and time distributions; tool use. Charts are matplotlib's, as inline
+SVG (text kept as text); matplotlib is imported only here, when a report is made.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import itertools
+import math
+import os
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from dgym_tui.batch import run_dir as rd
+from dgym_tui.core.safe_text import one_line
+
+SCORED = ("resolved", "unresolved", "limit")
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials (95% by default); (0, 1) for n = 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def arm_stats(results: list[dict]) -> dict[str, dict]:
+    """arm -> counts by status, scored, rate, interval, and the steps / cost / seconds lists
+    and tool-call totals of its trials (in the order the arms first appear)."""
+    arms: dict[str, dict] = {}
+    for r in results:
+        a = arms.setdefault(r.get("arm", "?"), {"counts": Counter(), "steps": [], "cost": [], "seconds": [],
+                                                 "tools": Counter(), "cost_unknown": 0})
+        a["counts"][r.get("status", "error")] += 1
+        if r.get("status") != "error":
+            a["steps"].append(int(r.get("steps") or 0))
+            a["seconds"].append(float(r.get("seconds") or 0))
+            if r.get("cost") is None:
+                a["cost_unknown"] += 1
+            else:
+                a["cost"].append(float(r["cost"]))
+        a["tools"].update({k: int(v) for k, v in (r.get("tool_calls") or {}).items()})
+    for a in arms.values():
+        a["scored"] = sum(a["counts"][s] for s in SCORED)
+        a["resolved"] = a["counts"]["resolved"]
+        a["rate"] = a["resolved"] / a["scored"] if a["scored"] else None
+        a["interval"] = wilson(a["resolved"], a["scored"])
+    return arms
+
+
+def paired(results: list[dict], first: str, second: str) -> dict[str, list[str]]:
+    """Tasks both arms were scored on, split by who resolved them (any attempt)."""
+    scored: dict[str, dict[str, bool]] = defaultdict(dict)
+    for r in results:
+        if r.get("status") in SCORED and r.get("arm") in (first, second):
+            seen = scored[r["task"]]
+            seen[r["arm"]] = seen.get(r["arm"], False) or r["status"] == "resolved"
+    out = {"both": [], "only_first": [], "only_second": [], "neither": []}
+    for task, by_arm in scored.items():
+        if len(by_arm) < 2:
+            continue
+        a, b = by_arm[first], by_arm[second]
+        out["both" if a and b else "only_first" if a else "only_second" if b else "neither"].append(task)
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def summary_md(run_dir: Path) -> str:
+    config = rd.load_batch(run_dir)
+    results = rd.load_results(run_dir)
+    arms = arm_stats(results)
+    lines = [f"# Batch: {config.get('model')} on {config.get('tasks')}", "",
+             f"{len(results)} trial(s) finished; {config.get('attempts', 1)} attempt(s) per task and arm. "
+             "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval.", "",
+             "| arm | resolved | unresolved | limit | error | rate | 95% interval | median steps | total cost |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, a in arms.items():
+        c = a["counts"]
+        lo, hi = a["interval"]
+        cost = f"${sum(a['cost']):.4f}" + (f" (+{a['cost_unknown']} unknown)" if a["cost_unknown"] else "")
+        med = _median(a["steps"])
+        lines.append(f"| {_md(name)} | {c['resolved']} | {c['unresolved']} | {c['limit']} | {c['error']} | "
+                     f"{_pct(a['rate'])} | {_pct(lo)}–{_pct(hi)} | {'–' if med is None else f'{med:g}'} | {cost} |")
+    for first, second in itertools.combinations(arms, 2):
+        p = paired(results, first, second)
+        lines += ["", f"## {_md(first)} against {_md(second)} (tasks scored in both)", "",
+                  f"| both resolved | only {_md(first)} | only {_md(second)} | neither |", "|---|---|---|---|",
+                  f"| {len(p['both'])} | {len(p['only_first'])} | {len(p['only_second'])} | {len(p['neither'])} |"]
+    errors = [r for r in results if r.get("status") == "error"]
+    if errors:
+        lines += ["", "## Errors (ours or the provider's; `--retry errors` runs them again)", ""]
+        lines += [f"- {_md(r.get('trial', '?'))}: {_md(r.get('reason') or '')}" for r in errors]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text) -> str:
+    return one_line(str(text)).replace("|", "\\|")
+
+
+# --- charts -------------------------------------------------------------------------------------
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "dgym-tui", "font.size": 9,
+                                "figure.dpi": 72})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    _pyplot().close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]  # no XML prolog or DOCTYPE inside HTML
+
+
+def _chart_rates(arms: dict) -> str:
+    plt = _pyplot()
+    names = list(arms)
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(names), 2.8))
+    rates = [100 * (a["rate"] or 0) for a in arms.values()]
+    lows = [r - 100 * a["interval"][0] for r, a in zip(rates, arms.values())]
+    highs = [100 * a["interval"][1] - r for r, a in zip(rates, arms.values())]
+    ax.bar(range(len(names)), rates, yerr=[lows, highs], capsize=4, color="#4c78a8")
+    ax.set_xticks(range(len(names)), [one_line(n) for n in names])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("resolved (%) with 95% interval")
+    return _svg(fig)
+
+
+def _chart_distributions(arms: dict) -> str:
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(9, 2.6))
+    names = [one_line(n) for n in arms]
+    for ax, key, label in zip(axes, ("steps", "cost", "seconds"), ("steps", "cost (USD)", "seconds")):
+        data = [a[key] or [0] for a in arms.values()]
+        ax.boxplot(data, showmeans=True)
+        ax.set_xticks(range(1, len(names) + 1), names)
+        ax.set_title(label)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _chart_tools(arms: dict) -> str:
+    plt = _pyplot()
+    tools = sorted({t for a in arms.values() for t in a["tools"]})
+    if not tools:
+        return ""
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.7 * len(tools) * max(1, len(arms)) / 2 + 2), 2.6))
+    width = 0.8 / max(1, len(arms))
+    for i, (name, a) in enumerate(arms.items()):
+        trials = max(1, sum(a["counts"].values()))
+        ax.bar([x + i * width for x in range(len(tools))], [a["tools"][t] / trials for t in tools], width,
+               label=one_line(name))
+    ax.set_xticks([x + width * (len(arms) - 1) / 2 for x in range(len(tools))], [one_line(t) for t in tools])
+    ax.set_ylabel("calls per trial")
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1100px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ccc; padding: .25em .6em; }
+th { background: #f3f3f3; text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.resolved { color: #1a7f37; } .unresolved { color: #9a6700; } .limit { color: #8250df; } .error { color: #cf222e; }
+.chart svg { max-width: 100%; height: auto; } .muted { color: #666; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(one_line(str(text)), quote=True)
+
+
+def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
+    config = rd.load_batch(run_dir)
+    results = rd.load_results(run_dir)
+    arms = arm_stats(results)
+    replays = replays or set()
+    out = ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+           "img-src data:; base-uri 'none'; form-action 'none'\">\n"
+           f"<title>dgym-tui batch: {_e(config.get('model'))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+           f"<h1>Batch: {_e(config.get('model'))} on {_e(config.get('tasks'))}</h1>\n",
+           f"<p class=\"muted\">{len(results)} trial(s) finished; {_e(config.get('attempts', 1))} attempt(s) per "
+           f"task and arm; max steps {_e(config.get('max_steps'))}; sandbox {_e(config.get('sandbox'))}. The rate is "
+           "resolved over scored trials (errors, ours or the provider's, are counted apart), with a 95% Wilson "
+           "interval.</p>\n", "<h2>Resolved rate per arm</h2>\n<table id=\"rates\">\n<tr><th>arm</th><th>tools</th>"
+           "<th>resolved</th><th>unresolved</th><th>limit</th><th>error</th><th>rate</th><th>95% interval</th>"
+           "<th>median steps</th><th>total cost</th><th>median time</th></tr>\n"]
+    tools_of = {a.get("name"): a.get("tools") or [] for a in config.get("arms") or []}
+    for name, a in arms.items():
+        c = a["counts"]
+        lo, hi = a["interval"]
+        med_s, med_t = _median(a["steps"]), _median(a["seconds"])
+        out.append(f"<tr data-arm=\"{_e(name)}\"><td>{_e(name)}</td><td>{_e(', '.join(tools_of.get(name, [])))}</td>"
+                   f"<td class=n>{c['resolved']}</td><td class=n>{c['unresolved']}</td><td class=n>{c['limit']}</td>"
+                   f"<td class=n>{c['error']}</td><td class=\"n rate\">{_pct(a['rate'])}</td>"
+                   f"<td class=n>{_pct(lo)} – {_pct(hi)}</td><td class=n>{'–' if med_s is None else f'{med_s:g}'}</td>"
+                   f"<td class=n>${sum(a['cost']):.4f}{' +?' if a['cost_unknown'] else ''}</td>"
+                   f"<td class=n>{'–' if med_t is None else f'{med_t:.1f} s'}</td></tr>\n")
+    out.append("</table>\n")
+    if arms:
+        out.append(f"<div class=\"chart\">{_chart_rates(arms)}</div>\n")
+    for first, second in itertools.combinations(arms, 2):
+        p = paired(results, first, second)
+        out.append(f"<h2>{_e(first)} against {_e(second)}</h2>\n<p class=\"muted\">Tasks scored in both arms; "
+                   "resolved by an arm when any of its attempts was.</p>\n<table class=\"paired\">\n"
+                   f"<tr><th>both resolved</th><th>only {_e(first)}</th><th>only {_e(second)}</th><th>neither</th></tr>\n"
+                   "<tr>" + "".join(f"<td class=n title=\"{_e(', '.join(p[k]))}\">{len(p[k])}</td>"
+                                    for k in ("both", "only_first", "only_second", "neither")) + "</tr>\n</table>\n")
+    if arms:
+        out.append("<h2>Steps, cost and time</h2>\n<p class=\"muted\">Scored trials; boxes are quartiles, "
+                   "triangles the means.</p>\n" f"<div class=\"chart\">{_chart_distributions(arms)}</div>\n")
+        tools_chart = _chart_tools(arms)
+        if tools_chart:
+            out.append(f"<h2>Tool use</h2>\n<div class=\"chart\">{tools_chart}</div>\n")
+    out.append("<h2>Trials</h2>\n<table id=\"trials\">\n<tr><th>trial</th><th>status</th><th>why</th><th>steps</th>"
+               "<th>cost</th><th>time</th><th>tools</th></tr>\n")
+    for r in results:
+        trial = str(r.get("trial", "?"))
+        status = str(r.get("status", "?"))
+        link = (f"<a href=\"replays/{html.escape(trial, quote=True)}.html\">{_e(trial)}</a>"
+                if trial in replays else _e(trial))
+        tools = ", ".join(f"{k} {v}" for k, v in sorted((r.get("tool_calls") or {}).items()))
+        cost = "?" if r.get("cost") is None else f"${float(r['cost']):.4f}"
+        out.append(f"<tr><td>{link}</td><td class=\"{_e(status)}\">{_e(status)}</td><td>{_e(r.get('reason') or '')}</td>"
+                   f"<td class=n>{_e(r.get('steps', ''))}</td><td class=n>{cost}</td>"
+                   f"<td class=n>{float(r.get('seconds') or 0):.1f} s</td><td>{_e(tools)}</td></tr>\n")
+    out.append("</table>\n</body>\n</html>\n")
+    return "".join(out)
+
+
+def write_replays(run_dir: Path) -> set[str]:
+    """replays/<trial>.html for each finished trial with a session, made again only when the
+    session is newer; returns the trials that have one. A session that cannot be read gets none."""
+    from dgym_tui.core.session_file import SessionFileError, read_session
+    from dgym_tui.sessions.html import render
+
+    have = set()
+    for r in rd.load_results(run_dir):
+        trial = str(r.get("trial"))
+        files = rd.trial_files(run_dir, trial)
+        session, replay = files["session"], files["replay"]
+        if not session.exists() or session.stat().st_size == 0:
+            continue
+        if replay.exists() and replay.stat().st_mtime >= session.stat().st_mtime:
+            have.add(trial)
+            continue
+        try:
+            patch = files["patch"].read_text(encoding="utf-8", errors="replace") if files["patch"].exists() else ""
+            page = render(read_session(session), patch or None)
+        except (SessionFileError, ValueError, KeyError, TypeError, OSError):
+            continue
+        rd.write_atomic(replay, page.encode("utf-8"))
+        have.add(trial)
+    return have
+
+
+def write_all(run_dir: str | Path) -> None:
+    """results.jsonl (rebuilt), summary.md, replays/ and report.html."""
+    run_dir = Path(run_dir)
+    rd.rebuild_results(run_dir)
+    rd.write_atomic(run_dir / "summary.md", summary_md(run_dir).encode("utf-8"))
+    replays = write_replays(run_dir)
+    rd.write_atomic(run_dir / "report.html", report_html(run_dir, replays).encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m dgym_tui.batch.report RUN_DIR: make the report again."""
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m dgym_tui.batch.report RUN_DIR", file=sys.stderr)
+        return 2
+    try:
+        write_all(argv[0])
+    except rd.RunDirError as e:
+        print(f"dgym-tui batch: {e}", file=sys.stderr)
+        return 2
+    print(os.path.join(argv[0], "report.html"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

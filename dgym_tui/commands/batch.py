@@ -1,0 +1,175 @@
+"""`dgym-tui batch TASKS --model M --out RUN_DIR`: run the agent over a task set, arm by arm,
+score every trial, and write RUN_DIR (docs/run-dir.md) with its report.
+
+Exit 0 when every trial finished (whatever its status), 1 when some are left (the total cost
+reached, or errors to retry), 2 for a usage error (one line), 130 after Ctrl-C (what finished is
+kept: the same command goes on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+from urllib.parse import urlparse
+
+PROG = "dgym-tui batch"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Run the agent over a task set and score it: each trial in its own sandbox, "
+        "the results in RUN_DIR (resumable: the same command goes on where it stopped), with summary.md and "
+        "report.html.")
+    p.add_argument("tasks", metavar="TASKS", help="a folder of repos, a debug-gym task folder, or SWE-bench-style "
+                   "JSON lines")
+    p.add_argument("--model", metavar="M", required=True, help="a litellm model string, or scripted:FILE")
+    p.add_argument("--out", metavar="RUN_DIR", required=True, help="the run directory (made, or gone on with)")
+    p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1")
+    p.add_argument("--workers", type=int, default=4, metavar="N", help="trials at once (default 4)")
+    p.add_argument("--arm", action="append", metavar="NAME=TOOL,TOOL,…", default=[],
+                   help="a configuration to compare: its name and the agent's tools (repeatable; default: "
+                        "one arm 'all' with every tool). submit is always given.")
+    p.add_argument("--attempts", type=int, default=1, metavar="K", help="trials per task and arm (default 1)")
+    p.add_argument("--max-steps", type=int, default=30, metavar="N", help="model calls per trial (default 30)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="cost per trial")
+    p.add_argument("--trial-timeout", type=float, metavar="S", help="wall clock per trial, enforced by killing "
+                   "its sandbox (a task.toml's time_limit wins)")
+    p.add_argument("--total-cost", type=float, metavar="USD", help="no new trial starts once the batch has cost this")
+    p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
+                   help="where each trial's code runs (default: auto)")
+    p.add_argument("--image", help="sandbox image for docker (default: dgym-tui-sandbox:latest)")
+    p.add_argument("--executor", default="local", metavar="NAME", help="where trials run: local (default)")
+    p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
+    p.add_argument("--retry", choices=["errors"], help="errors: run again the trials that ended in error "
+                   "(their earlier results kept in trials/<trial>/history/)")
+    p.add_argument("--tool-format", choices=["native", "text", "auto"],
+                   help="how tool calls travel: the provider's native tool calling, or text in the reply")
+    return p
+
+
+class UsageError(Exception):
+    """A bad option or an unusable setting: one line, exit 2."""
+
+
+def parse_arms(values: list[str]) -> list:
+    """--arm NAME=TOOL,TOOL… -> Arms; none given: one arm 'all' with every tool."""
+    from dgym_tui.batch.spec import Arm
+    from dgym_tui.tools import registry as tools_registry
+
+    known = tools_registry.registry()
+    if not values:
+        return [Arm("all", list(known))]
+    arms, names = [], set()
+    for value in values:
+        name, sep, tools = value.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"--arm {value!r}: write NAME=TOOL,TOOL,… (e.g. with-pdb=pdb,view,edit,eval)")
+        if not all(c.isalnum() or c in "-_." for c in name):
+            raise UsageError(f"--arm {value!r}: an arm's name is letters, digits, - _ and . only (it names folders)")
+        if name in names:
+            raise UsageError(f"--arm {name!r} is given twice")
+        chosen = [t.strip() for t in tools.split(",") if t.strip()]
+        if not chosen:
+            raise UsageError(f"--arm {name!r} names no tool")
+        unknown = [t for t in chosen if t not in known]
+        if unknown:
+            raise UsageError(f"--arm {name}: unknown tool{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                             f"(tools: {', '.join(sorted(known))})")
+        names.add(name)
+        arms.append(Arm(name, list(dict.fromkeys(chosen))))
+    return arms
+
+
+def check_model(model: str, api_base: str | None) -> None:
+    """Refuse a model that cannot answer before any trial starts: a scripted file that is not
+    there, a server nobody listens on, a provider with no key."""
+    if model.startswith("scripted:"):
+        path = model.split(":", 1)[1]
+        if not os.path.isfile(path):
+            raise UsageError(f"--model {model}: no such script file")
+        return
+    if api_base:
+        url = urlparse(api_base)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise UsageError(f"--api-base {api_base}: not an http(s) URL")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            socket.create_connection((url.hostname, port), timeout=5).close()
+        except OSError as e:
+            raise UsageError(f"the model's server does not answer at {api_base} ({e.strerror or e}): start it, "
+                             "or give the right --api-base") from None
+        return
+    from dgym_tui.agent.litellm_model import _missing_keys
+
+    missing = _missing_keys(model)
+    if missing:
+        raise UsageError(f"--model {model}: set {', '.join(missing)} in the environment (or give --api-base)")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return _main(args)
+    except UsageError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(args) -> int:
+    from dgym_tui.batch import run_dir as rd
+    from dgym_tui.batch.driver import BatchConfig, run_batch
+    from dgym_tui.batch.executors import make_executor
+    from dgym_tui.batch.progress import make_progress
+    from dgym_tui.core.safe_text import one_line
+
+    for flag, value in (("--workers", args.workers), ("--attempts", args.attempts), ("--max-steps", args.max_steps)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be 1 or more")
+    if not os.path.exists(args.tasks):
+        raise UsageError(f"{args.tasks}: no such file or folder")
+    arms = parse_arms(args.arm)
+    try:
+        from dgym_tui.batch.tasks import load_tasks
+
+        tasks = load_tasks(args.tasks)
+    except ValueError as e:  # tasks.TaskSetError
+        raise UsageError(one_line(str(e))) from None
+    check_model(args.model, args.api_base)
+    config = BatchConfig(tasks=os.path.abspath(args.tasks), model=args.model, arms=arms, api_base=args.api_base,
+                         tool_format=args.tool_format, attempts=args.attempts, max_steps=args.max_steps,
+                         max_cost=args.max_cost, trial_timeout=args.trial_timeout, sandbox=args.sandbox,
+                         image=args.image, yes=args.yes, workers=args.workers, executor=args.executor,
+                         total_cost=args.total_cost)
+    scripted = args.model.startswith("scripted:")
+    try:
+        executor = make_executor(args.executor, workers=args.workers,
+                                 **({} if args.executor != "local" or scripted else
+                                    {"preload": ["litellm"]}))
+    except ValueError as e:
+        raise UsageError(one_line(str(e))) from None
+    if not scripted:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # workers inherit it (no fetch at import)
+    # SIGTERM (a CI's cancel, systemd) ends the batch as Ctrl-C does: sandboxes removed, results kept.
+    signal.signal(signal.SIGTERM, _interrupt)
+    progress = make_progress(sys.stdout)
+    try:
+        run = run_batch(args.out, config, tasks, executor, progress=progress, retry_errors=args.retry == "errors")
+    except rd.RunDirError as e:
+        raise UsageError(one_line(str(e))) from None
+    out = one_line(str(args.out))
+    if run.interrupted:
+        print(f"{PROG}: interrupted; {len(run.results)} trial(s) done are kept in {out}: the same command goes on",
+              file=sys.stderr)
+        return 130
+    errors = sum(1 for r in run.results if r.get("status") == "error")
+    print(f"{PROG}: {out}/summary.md, {out}/report.html"
+          + (f"; {errors} error(s): --retry errors runs them again" if errors else ""))
+    return 1 if run.not_started or errors else 0
