@@ -35,13 +35,18 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def arm_stats(results: list[dict]) -> dict[str, dict]:
+def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
     """arm -> counts by status, scored, rate, interval, and the steps / cost / seconds lists
-    and tool-call totals of its trials (in the order the arms first appear)."""
+    and tool-call totals of its trials (arms in `order`, then as they first appear)."""
     arms: dict[str, dict] = {}
+
+    def new() -> dict:
+        return {"counts": Counter(), "steps": [], "cost": [], "seconds": [], "tools": Counter(), "cost_unknown": 0}
+
+    for name in order:
+        arms[name] = new()
     for r in results:
-        a = arms.setdefault(r.get("arm", "?"), {"counts": Counter(), "steps": [], "cost": [], "seconds": [],
-                                                 "tools": Counter(), "cost_unknown": 0})
+        a = arms.setdefault(r.get("arm", "?"), new())
         a["counts"][r.get("status", "error")] += 1
         if r.get("status") != "error":
             a["steps"].append(int(r.get("steps") or 0))
@@ -90,7 +95,7 @@ def _median(values: list[float]) -> float | None:
 def summary_md(run_dir: Path) -> str:
     config = rd.load_batch(run_dir)
     results = rd.load_results(run_dir)
-    arms = arm_stats(results)
+    arms = arm_stats(results, [a.get("name") for a in config.get("arms") or []])
     lines = [f"# Batch: {config.get('model')} on {config.get('tasks')}", "",
              f"{len(results)} trial(s) finished; {config.get('attempts', 1)} attempt(s) per task and arm. "
              "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval.", "",
@@ -203,7 +208,7 @@ def _e(text) -> str:
 def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
     config = rd.load_batch(run_dir)
     results = rd.load_results(run_dir)
-    arms = arm_stats(results)
+    arms = arm_stats(results, [a.get("name") for a in config.get("arms") or []])
     replays = replays or set()
     out = ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
