@@ -1,0 +1,380 @@
+"""Scoring, the way SWE-bench's harness does it: in a FRESH sandbox at the task's base, never the
+one the agent used.
+
+    base ─> + hidden tests ─> run: "before"
+    base ─> + the agent's patch ─> its edits to test files reverted ─> + hidden tests ─> run: "after"
+
+A patch that does not apply is unresolved (with git's reason). Resolved: every must-pass test
+(FAIL_TO_PASS) passes and no PASS_TO_PASS test stops passing; a task that names no tests is
+resolved when its whole suite passes (at least one test, none failing or erroring) and no test
+that passed before fails. Per-test outcomes come from pytest's JUnit XML (by node id, parametrized
+ids kept), its `-rA` lines when there is no XML; a named test that did not run is "missing", one
+in a file that failed to import "error".
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import shlex
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+
+from dgym_tui.batch.spec import Task
+from dgym_tui.batch.tasks import patched_files
+from dgym_tui.sandbox.errors import SandboxError
+
+JUNIT_FILE = ".git/dgym-score.xml"   # inside the sandbox's own .git: never part of a diff
+TEST_TIMEOUT = 900.0
+PASSED, FAILED, ERROR, SKIPPED, MISSING = "passed", "failed", "error", "skipped", "missing"
+_RANK = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}  # a test reported twice keeps the worst
+
+
+class ScoringError(Exception):
+    """A failure of ours while scoring (the sandbox, git, pytest would not run): status error."""
+
+
+@dataclass
+class TestRun:
+    """One pytest run: each test's outcome by node id, and the files that failed to import."""
+
+    outcomes: dict[str, str] = field(default_factory=dict)
+    broken_files: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    output: str = ""
+
+    def counts(self) -> dict[str, int]:
+        values = list(self.outcomes.values())
+        return {"passed": values.count(PASSED), "failed": values.count(FAILED),
+                "errors": values.count(ERROR) + len(self.broken_files)}
+
+    def status_of(self, test_id: str) -> str:
+        """passed | failed | error | skipped | missing."""
+        if test_id in self.outcomes:
+            return self.outcomes[test_id]
+        if test_id.split("::", 1)[0] in self.broken_files:
+            return ERROR
+        return MISSING
+
+
+@dataclass
+class Score:
+    resolved: bool
+    reason: str
+    tests_before: dict
+    tests_after: dict
+    fail_to_pass: dict
+    pass_to_pass: dict
+    reverted: list[str]
+    score_seconds: float = 0.0
+    applied: bool = True            # the agent's patch applied
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# --- the score ---------------------------------------------------------------------------------
+
+
+def score_patch(task: Task, patch: str, repo_dir: str, sandbox: str = "auto", image: str | None = None,
+                python: str | None = None) -> Score:
+    """Score `patch` in a fresh sandbox made from repo_dir (the task's repo at its base, hidden
+    files left out). The sandbox is removed whatever happens. ScoringError: a failure of ours."""
+    from dgym_tui.sandbox import choose_sandbox
+
+    started = time.monotonic()
+    try:
+        box, _warning = choose_sandbox(repo_dir, sandbox, image=image, python=python)
+    except SandboxError as e:
+        raise ScoringError(f"no sandbox to score in: {e}") from None
+    try:
+        box.start()
+        score = score_in(box, task, patch)
+    except SandboxError as e:
+        raise ScoringError(f"scoring failed: {e}") from None
+    finally:
+        box.close()
+    score.score_seconds = round(time.monotonic() - started, 3)
+    return score
+
+
+def score_in(box, task: Task, patch: str) -> Score:
+    """Score in a started sandbox that is at the task's base (its baseline commit)."""
+    from dgym_tui.core.workspace import apply_patch
+
+    prepare(box, task)
+    base = box.checkpoint("setup") if box.changed_files() else box.baseline
+    test_files = base_test_files(box, task)
+    add_hidden_tests(box, task)
+    before = run_tests(box, task)
+    box.restore(base)
+
+    reverted: list[str] = []
+    applied, reason = True, ""
+    if patch.strip():
+        try:
+            apply_patch(box, patch)
+        except SandboxError as e:
+            applied, reason = False, f"the agent's patch does not apply: {_last_line(str(e))}"
+    if applied:
+        reverted = revert_test_files(box, base, patch, test_files)
+        try:
+            add_hidden_tests(box, task)
+        except SandboxError as e:
+            applied, reason = False, f"the hidden tests do not apply over the agent's patch: {_last_line(str(e))}"
+    if not applied:
+        return Score(False, reason, before.counts(), {"passed": 0, "failed": 0, "errors": 0},
+                     {t: MISSING for t in task.fail_to_pass}, {t: MISSING for t in task.pass_to_pass},
+                     reverted, applied=False)
+    after = run_tests(box, task)
+    return judge(task, before, after, reverted)
+
+
+def judge(task: Task, before: TestRun, after: TestRun, reverted: list[str]) -> Score:
+    """Resolved or not, with one line saying why."""
+    f2p = {t: after.status_of(t) for t in task.fail_to_pass}
+    p2p = {t: after.status_of(t) for t in task.pass_to_pass}
+    if task.fail_to_pass or task.pass_to_pass:
+        bad = [f"{t} {s}" for t, s in {**f2p, **p2p}.items() if s != PASSED]
+        resolved = not bad
+        reason = "every named test passes" if resolved else f"not passing: {_listed(bad)}"
+    else:
+        counts = after.counts()
+        broke = [t for t, s in before.outcomes.items() if s == PASSED and after.status_of(t) != PASSED]
+        failing = [t for t, s in after.outcomes.items() if s in (FAILED, ERROR)] + after.broken_files
+        resolved = counts["passed"] > 0 and not failing and not broke
+        if resolved:
+            reason = f"the whole suite passes ({counts['passed']} tests)"
+        elif failing:
+            reason = f"failing: {_listed(failing)}"
+        elif broke:
+            reason = f"passed before, not now: {_listed(broke)}"
+        else:
+            reason = "no test ran"
+    if reverted:
+        reason += f" (the agent's edits to {', '.join(reverted)} reverted)"
+    return Score(resolved, reason, before.counts(), after.counts(), f2p, p2p, reverted)
+
+
+def _listed(items: list[str], most: int = 5) -> str:
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else text[:300]
+
+
+# --- steps ---------------------------------------------------------------------------------------
+
+
+def prepare(box, task: Task) -> None:
+    """What every sandbox of the task needs before anything runs: the repo's source folders first
+    on the import path (as a Session does), then the task's setup command."""
+    from dgym_tui.core.project import read_project
+
+    def read(path: str) -> str | None:
+        try:
+            return box.read_text(path)
+        except SandboxError:
+            return None
+
+    project = read_project(box.list_files(), read)
+    roots = [posixpath.join(box.root, root) for root in project.import_roots]
+    box.program_env = {"PYTHONPATH": ":".join(roots)} if roots else {}
+    if task.setup:
+        result = box.exec(task.setup, timeout=TEST_TIMEOUT)
+        if not result.ok:
+            raise SandboxError(f"the task's setup command failed ({task.setup}): {_last_line(result.output)}")
+
+
+def base_test_files(box, task: Task) -> set[str]:
+    """Files at the base whose edits by the agent are undone: the task's test files, every file
+    pytest would collect, conftest.py files, the entrypoint's own test files and what the
+    hidden tests touch."""
+    from dgym_tui.core.project import read_project
+
+    files = box.list_files()
+    project = read_project(files, lambda p: _read_or_none(box, p))
+    found = set(task.test_files) | set(project.tests) | set(task.hidden_files)
+    found |= {f for f in files if posixpath.basename(f) == "conftest.py"}
+    found |= set(patched_files(task.test_patch or ""))
+    found |= {a for a in _entrypoint_args(task) if a.endswith(".py")}
+    return found
+
+
+def _read_or_none(box, path: str) -> str | None:
+    try:
+        return box.read_text(path)
+    except SandboxError:
+        return None
+
+
+def is_test_file(path: str, test_files: set[str], patterns: tuple[str, ...] = ("test_*.py", "*_test.py")) -> bool:
+    """A known test file, or a new file pytest would collect (its default patterns)."""
+    name = posixpath.basename(path)
+    return path in test_files or name == "conftest.py" or any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def revert_test_files(box, base: str, patch: str, test_files: set[str]) -> list[str]:
+    """Put the files the patch touched that are test files back as at `base` (a new one
+    removed); returns them."""
+    reverted = []
+    for path in patched_files(patch):
+        if not is_test_file(path, test_files):
+            continue
+        if box.exec(["git", "cat-file", "-e", f"{base}:{path}"], timeout=30).ok:
+            box.git("checkout", base, "--", path)
+        else:
+            box.exec(["rm", "-f", "--", path], timeout=30)
+        reverted.append(path)
+    return reverted
+
+
+def add_hidden_tests(box, task: Task) -> None:
+    """The test patch applied and the hidden files written (SandboxError if it does not apply)."""
+    from dgym_tui.core.workspace import apply_patch
+
+    if task.test_patch and task.test_patch.strip():
+        apply_patch(box, task.test_patch)
+    for path, text in task.hidden_files.items():
+        folder = posixpath.dirname(box.rel_path(path))
+        if folder:
+            box.exec(["mkdir", "-p", folder], timeout=30)
+        box.write_text(path, text)
+
+
+def _entrypoint_args(task: Task) -> list[str]:
+    """The pytest arguments of the task's entrypoint (`pytest test.py` -> [test.py]), if it is
+    pytest; its environment assignments come with run_tests."""
+    if not task.entrypoint:
+        return []
+    from dgym_tui.core.entrypoint import parse_entrypoint
+
+    try:
+        entry = parse_entrypoint(task.entrypoint)
+    except SandboxError:
+        return []
+    return list(entry.args) if entry.kind == "pytest" else []
+
+
+def pytest_targets(task: Task) -> list[str]:
+    """What pytest is given: the files of the named tests (a node id that no longer exists would
+    stop the whole run, a file does not), else the entrypoint's pytest arguments (debug-gym's
+    `pytest test.py`), else nothing (pytest finds the suite as configured)."""
+    named = task.fail_to_pass + task.pass_to_pass
+    if named:
+        return list(dict.fromkeys(t.split("::", 1)[0] for t in named))
+    return _entrypoint_args(task)
+
+
+def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:
+    """pytest in the sandbox, outside pdb, each test's outcome read back."""
+    from dgym_tui.core.entrypoint import parse_entrypoint, run_environment
+
+    env = {}
+    if task.entrypoint:
+        try:
+            env = run_environment(parse_entrypoint(task.entrypoint), box.root, box.program_env)
+        except SandboxError:
+            env = {}
+    named = bool(task.fail_to_pass or task.pass_to_pass)
+    targets = [t for t in pytest_targets(task) if not named or _exists(box, t)]
+    if named and not targets:
+        return TestRun(exit_code=None, output="none of the named tests' files exists")
+    box.exec(["rm", "-f", JUNIT_FILE], timeout=30)
+    assign = "".join(f"{name}={shlex.quote(value)} " for name, value in env.items())
+    command = (f"{assign}{box.python} -m pytest -q -rA -p no:cacheprovider --continue-on-collection-errors "
+               f"-o junit_family=xunit1 --junitxml={JUNIT_FILE} {shlex.join(targets)}")
+    result = box.exec(command, timeout=timeout)
+    if result.timed_out:
+        raise SandboxError(f"the tests ran past {timeout:.0f} s")
+    try:
+        run = parse_junit(box.read_bytes(JUNIT_FILE))
+    except (SandboxError, ET.ParseError):
+        run = parse_short_summary(result.output)
+    run.exit_code, run.output = result.exit_code, result.output[-20000:]
+    if not run.outcomes and not run.broken_files and result.exit_code not in (0, 5):
+        raise SandboxError(f"pytest did not run (exit {result.exit_code}): {_last_line(result.output)}")
+    return run
+
+
+def _exists(box, path: str) -> bool:
+    return box.exec(["test", "-e", path], timeout=30).ok
+
+
+# --- pytest's reports ----------------------------------------------------------------------------
+
+
+def _record(run: TestRun, test_id: str, outcome: str) -> None:
+    old = run.outcomes.get(test_id)
+    if old is None or _RANK[outcome] > _RANK[old]:
+        run.outcomes[test_id] = outcome
+
+
+def parse_junit(data: bytes | str) -> TestRun:
+    """pytest's JUnit XML (junit_family=xunit1, so each case names its file) as outcomes by node
+    id. xfail counts as passed (as SWE-bench's harness counts it), a strict xpass as failed."""
+    run = TestRun()
+    root = ET.fromstring(data)
+    for case in root.iter("testcase"):
+        classname, name, file = case.get("classname", ""), case.get("name", ""), case.get("file")
+        children = {child.tag: child for child in case}
+        if not classname and "error" in children and file:  # a module that failed to import
+            if file not in run.broken_files:
+                run.broken_files.append(file)
+            continue
+        test_id = node_id(classname, name, file)
+        if "error" in children:
+            outcome = ERROR
+        elif "failure" in children:
+            outcome = FAILED
+        elif "skipped" in children:
+            outcome = PASSED if children["skipped"].get("type") == "pytest.xfail" else SKIPPED
+        else:
+            outcome = PASSED
+        _record(run, test_id, outcome)
+    return run
+
+
+def node_id(classname: str, name: str, file: str | None) -> str:
+    """pytest's node id from a JUnit case: tests.test_a.TestK.Inner + test_i + tests/test_a.py
+    -> tests/test_a.py::TestK::Inner::test_i."""
+    if not file:  # no file attribute: the classname's dotted module path is all there is
+        parts = classname.split(".")
+        classes = [p for p in parts if p[:1].isupper()]
+        module = parts[:len(parts) - len(classes)]
+        return "::".join(["/".join(module) + ".py", *classes, name])
+    module = file[:-3].replace("/", ".") if file.endswith(".py") else file.replace("/", ".")
+    rest = ""
+    if classname == module:
+        rest = ""
+    elif classname.startswith(module + "."):
+        rest = classname[len(module) + 1:]
+    else:  # pytest's rootdir made the module path shorter or longer than the file's
+        stem = posixpath.basename(file).removesuffix(".py")
+        parts = classname.split(".")
+        if stem in parts:
+            rest = ".".join(parts[len(parts) - 1 - parts[::-1].index(stem) + 1:])
+    return "::".join([file, *(rest.split(".") if rest else []), name])
+
+
+_SHORT = {"PASSED": PASSED, "XFAIL": PASSED, "XPASS": PASSED, "FAILED": FAILED, "ERROR": ERROR}
+
+
+def parse_short_summary(output: str) -> TestRun:
+    """pytest's `-rA` lines (PASSED id, FAILED id - message, ERROR file for a module that failed
+    to import), for when there is no JUnit XML."""
+    run = TestRun()
+    for line in output.splitlines():
+        word, _, rest = line.partition(" ")
+        if word not in _SHORT or not rest:
+            continue
+        test_id = rest.split(" - ", 1)[0].strip()
+        if word == "ERROR" and "::" not in test_id:
+            if test_id not in run.broken_files:
+                run.broken_files.append(test_id)
+            continue
+        _record(run, test_id, _SHORT[word])
+    return run

@@ -1,0 +1,378 @@
+"""One trial: a function of its TrialSpec, returning a TrialOutcome and writing nothing anyone
+else sees (its temp folders and sandboxes are removed whatever happens).
+
+    the task's repo at its base (git archive, or the spec's repo_blob) ─> a temp folder,
+        hidden files and task.toml left out
+    a Session on it (its own sandbox) ─> the task's setup ─> the headless agent, limited to the
+        arm's tools, under a wall clock ─> the session file (bytes) and its diff (the patch)
+    scoring.score_patch: a fresh sandbox at the base, the hidden tests, the verdict
+
+Every failure of ours or the provider's is status "error" with its text, never a raise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+import traceback
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dgym_tui.batch.spec import Task, TrialOutcome, TrialSpec
+
+FORMAT = 1
+NODE_ENV = "DGYM_TUI_NODE"     # in spec.env: the node's name for result.json (a Ray executor sets it)
+STOP_GRACE = 10.0              # seconds the agent's thread may take to end once its sandbox is gone
+ALWAYS_TOOLS = ("submit",)     # every arm can say it is done
+SKIP = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+
+class TrialError(Exception):
+    """A failure of ours before or around the agent; str() is the result's error."""
+
+
+# --- the task's repo at its base -----------------------------------------------------------------
+
+
+def prepare_repo(task: Task, dest: Path, repo_blob: bytes | None = None) -> Path:
+    """The task's repo as the agent may see it, in dest/repo: at base_commit when given (git
+    archive: no history, so no later commit gives the fix away), else the folder as it is; its
+    hidden files and task.toml left out. TrialError: a missing repo or commit."""
+    from dgym_tui.batch.tasks import TASK_TOML
+
+    repo = dest / "repo"
+    repo.mkdir(parents=True)
+    if repo_blob is not None:
+        with tarfile.open(fileobj=io.BytesIO(repo_blob)) as tar:
+            tar.extractall(repo, filter="data")
+    elif task.base_commit:
+        archive = subprocess.run(["git", "-C", task.repo, "archive", "--format=tar", task.base_commit],
+                                 capture_output=True)
+        if archive.returncode != 0:
+            raise TrialError(f"cannot check out {task.base_commit} of {task.repo}: "
+                             f"{archive.stderr.decode(errors='replace').strip().splitlines()[-1:] or ['git failed']}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(repo, filter="data")
+    else:
+        source = Path(task.repo)
+        if not source.is_dir():
+            raise TrialError(f"the task's repo {task.repo} is not a folder")
+        shutil.copytree(source, repo, dirs_exist_ok=True, symlinks=True,
+                        ignore=shutil.ignore_patterns(*SKIP))
+    for hidden in [TASK_TOML, *task.hidden_files]:
+        target = repo / hidden
+        if target.is_file() or target.is_symlink():
+            target.unlink()
+    return repo
+
+
+def pack_repo(path: str | os.PathLike) -> bytes:
+    """A folder as a gzipped tar (its .git and caches left out), for an executor that ships
+    repos to where trials run (TrialSpec.repo_blob)."""
+    root = Path(path)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP)
+            for name in sorted(files):
+                full = Path(folder) / name
+                tar.add(full, arcname=full.relative_to(root).as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+def pack_task(task: Task) -> bytes:
+    """The task's repo at its base, hidden files left out, packed: what repo_blob carries."""
+    with tempfile.TemporaryDirectory(prefix="dgym-pack-") as tmp:
+        return pack_repo(prepare_repo(task, Path(tmp)))
+
+
+# --- the agent's session ----------------------------------------------------------------------------
+
+
+def open_session(task: Task, repo: Path, sandbox: str = "auto", image: str | None = None, made=None):
+    """A started Session on the prepared repo, the task's setup done (a setup that changed files
+    is the new baseline, so it is no part of the agent's patch). TrialError: it did not start.
+    made(session): called before it starts, so a wall clock can close it while it does."""
+    from dgym_tui.core.session import Session
+
+    session = Session(str(repo), sandbox=sandbox, image=image, entrypoint=task.entrypoint)
+    if made is not None:
+        made(session)
+    try:
+        session.start()
+        if session.state.program == "error" or session.sandbox is None or not session.sandbox.baseline:
+            raise TrialError(f"the sandbox did not start: {session.state.error or 'no reason given'}")
+        if task.setup:
+            box = session.sandbox
+            result = box.exec(task.setup, timeout=900)
+            if not result.ok:
+                raise TrialError(f"the task's setup command failed ({task.setup}): "
+                                 f"{(result.output.strip().splitlines() or ['no output'])[-1]}")
+            if box.changed_files():
+                box.baseline = box.checkpoint("the task's setup")
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
+def task_text(session, task: Task) -> str:
+    """The agent's task: the problem statement, else made from the failing tests (run the way
+    the task runs them: debug-gym's `pytest test.py` names its file)."""
+    if task.problem:
+        return task.problem
+    from dgym_tui.agent.prompts import task_from_tests
+    from dgym_tui.batch.scoring import _entrypoint_args
+    import shlex
+
+    return task_from_tests(session.run_tests(args=shlex.join(_entrypoint_args(task)), actor="agent"))
+
+
+@contextlib.contextmanager
+def agent_environment(env: dict[str, str]):
+    """spec.env for this process while the agent runs (litellm reads API keys from it), restored
+    after. Never the sandbox's: no host variable enters a sandbox. Trials sharing a process must
+    agree on these values."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update({k: str(v) for k, v in env.items()})
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# --- the trial -------------------------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_trial(spec: TrialSpec) -> TrialOutcome:
+    """Run one trial; never raises (a failure of ours is status "error")."""
+    clock = time.monotonic()
+    result = {
+        "format": FORMAT, "trial": spec.trial_id, "task": spec.task.id, "arm": spec.arm.name,
+        "attempt": spec.attempt, "status": "error", "reason": "", "outcome": "error", "summary": None,
+        "tests_before": None, "tests_after": None, "fail_to_pass": {}, "pass_to_pass": {}, "reverted": [],
+        "steps": 0, "tokens": 0, "cost": None, "seconds": 0.0, "agent_seconds": 0.0, "score_seconds": 0.0,
+        "tool_calls": {}, "tool_format": spec.tool_format or "native", "model": spec.model,
+        "sandbox": spec.sandbox, "node": spec.env.get(NODE_ENV) or socket.gethostname(),
+        "started": _now(), "finished": None, "patch_sha256": hashlib.sha256(b"").hexdigest(), "error": None,
+    }
+    outcome = TrialOutcome(result=result)
+    tmp = Path(tempfile.mkdtemp(prefix="dgym-trial-"))
+    try:
+        _run(spec, tmp, result, outcome)
+    except Exception as e:  # ours: said, never raised
+        message = str(e) if isinstance(e, TrialError) else f"{type(e).__name__}: {e}"
+        result.update(status="error", reason=message.splitlines()[0][:300] if message else "error",
+                      error=message if isinstance(e, TrialError) else
+                      message + "\n" + traceback.format_exc(limit=8))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    result["patch_sha256"] = hashlib.sha256(outcome.patch.encode("utf-8")).hexdigest()
+    result["seconds"] = round(time.monotonic() - clock, 3)
+    result["finished"] = _now()
+    return outcome
+
+
+def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> None:
+    from dgym_tui.batch.scoring import ScoringError, score_patch
+
+    task = spec.task
+    repo = prepare_repo(task, tmp, spec.repo_blob)
+    limit = task.time_limit or spec.timeout
+    agent_run = AgentRun(spec, repo, tmp / "session.jsonl")
+    started = time.monotonic()
+    agent_run.run(limit)
+    result["agent_seconds"] = round(time.monotonic() - started, 3)
+    outcome.session = agent_run.session_bytes()
+    outcome.patch = agent_run.patch
+    result.update(agent_run.figures())
+    if agent_run.error is not None:
+        result.update(status="error", outcome="error", reason=agent_run.error.splitlines()[0][:300],
+                      error=agent_run.error)
+        return
+    try:
+        score = score_patch(task, outcome.patch, str(repo), sandbox=agent_run.sandbox_kind or spec.sandbox,
+                            image=agent_run.image or spec.image, python=agent_run.python)
+    except ScoringError as e:
+        result.update(status="error", reason=str(e).splitlines()[0][:300], error=str(e))
+        return
+    result.update(tests_before=score.tests_before, tests_after=score.tests_after,
+                  fail_to_pass=score.fail_to_pass, pass_to_pass=score.pass_to_pass, reverted=score.reverted,
+                  score_seconds=score.score_seconds)
+    if score.resolved:
+        result.update(status="resolved", reason=score.reason)
+    elif result["outcome"] in ("limit", "timeout"):
+        result.update(status="limit", reason=f"{agent_run.limit_reason}; {score.reason}")
+    else:
+        result.update(status="unresolved", reason=score.reason)
+
+
+class AgentRun:
+    """The agent's half of a trial: its session, its sandbox, its wall clock."""
+
+    def __init__(self, spec: TrialSpec, repo: Path, session_path: Path):
+        self.spec, self.repo, self.session_path = spec, repo, session_path
+        self.session = None
+        self.agent = None
+        self.writer = None
+        self.error: str | None = None
+        self.outcome = "error"
+        self.timed_out = False
+        self.limit_reason = ""
+        self.patch = ""
+        self.sandbox_kind = self.image = self.python = None
+        self._ready = threading.Event()
+        self._tools: Counter = Counter()
+
+    def run(self, limit: float | None) -> None:
+        """Start, run the agent and take its patch, under the wall clock `limit`: past it the
+        agent is stopped and its sandbox killed; the patch then comes from the session's
+        checkpoints, kept on the host."""
+        worker = threading.Thread(target=self._work, name="dgym-trial", daemon=True)
+        worker.start()
+        worker.join(limit)
+        if worker.is_alive():
+            self.timed_out = True
+            self.outcome, self.limit_reason = "timeout", f"ran past the time limit ({limit:g} s)"
+            if self.agent is not None:
+                self.agent.stop()
+            if self.session is not None:
+                self.session.close()  # kills the sandbox: whatever runs in it ends now
+            worker.join(STOP_GRACE)
+            self.patch = self._host_patch()
+            while worker.is_alive():  # a sandbox still starting: closed again once it has
+                worker.join(STOP_GRACE)
+                if self.session is not None:
+                    self.session.close()
+        self._close()
+
+    def _work(self) -> None:
+        from dgym_tui.agent.approval import headless_answers
+        from dgym_tui.agent.setup import make_agent
+        from dgym_tui.config import AgentSettings
+        from dgym_tui.core.session_file import SessionWriter
+
+        spec = self.spec
+        try:
+            session = open_session(spec.task, self.repo, sandbox=spec.sandbox, image=spec.image,
+                                   made=lambda s: setattr(self, "session", s))
+            if self.timed_out:
+                return
+            self.writer = SessionWriter.open(str(self.session_path), session, mode="auto", model=spec.model)
+            session.events.subscribe(self._count, replay=False)
+            settings = AgentSettings(model=spec.model, api_base=spec.api_base, mode="auto",
+                                     max_steps=spec.max_steps, max_cost=spec.max_cost,
+                                     task=task_text(session, spec.task))
+            if spec.tool_format and hasattr(settings, "tool_format"):
+                settings.tool_format = spec.tool_format
+            with agent_environment({k: v for k, v in spec.env.items() if k != NODE_ENV}):
+                self.agent = agent = make_agent(session, settings, tools=arm_tools(spec.arm.tools),
+                                                auto_answer=headless_answers(spec.yes, "this batch trial"),
+                                                on_model_error="stop")
+                if self.timed_out:
+                    return
+                self.outcome = agent.run()
+            if self.timed_out:
+                return
+            if self.outcome == "limit":
+                self.limit_reason = (f"reached the step limit ({spec.max_steps})"
+                                     if spec.max_steps is not None and agent.step >= spec.max_steps
+                                     else "reached the cost limit")
+            if self.outcome == "error":
+                self.error = f"the agent stopped on an error: {_last_error(session) or 'no reason given'}"
+            self.patch = session.diff()
+        except Exception as e:
+            if not self.timed_out:
+                self.error = str(e) if isinstance(e, TrialError | ValueError) else f"{type(e).__name__}: {e}"
+
+    def _count(self, event) -> None:
+        if event.kind == "tool_result" and event.actor.startswith("agent"):
+            self._tools[event.data.tool] += 1
+
+    def _host_patch(self) -> str:
+        """The change from the session's checkpoints (and what was pending), applied on the host
+        to a copy of the base: the sandbox is gone."""
+        session = self.session
+        if session is None:
+            return ""
+        patches = [r.patch for r in session.workspace.records] + [session.workspace.pending]
+        patches = [p for p in patches if p.strip()]
+        if not patches:
+            return ""
+        with tempfile.TemporaryDirectory(prefix="dgym-patch-") as tmp:
+            copy = Path(tmp) / "repo"
+            shutil.copytree(self.repo, copy, symlinks=True, ignore=shutil.ignore_patterns(*SKIP))
+            git = ["git", "-c", "user.name=dgym", "-c", "user.email=dgym@localhost", "-C", str(copy)]
+            subprocess.run([*git, "init", "-q"], check=True, capture_output=True)
+            subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+            subprocess.run([*git, "commit", "-qm", "base", "--allow-empty"], check=True, capture_output=True)
+            for patch in patches:
+                subprocess.run([*git, "apply", "--whitespace=nowarn", "-"], input=patch.encode(),
+                               capture_output=True)
+            subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+            return subprocess.run([*git, "diff", "--cached", "--binary", "--no-color", "HEAD"],
+                                  check=True, capture_output=True).stdout.decode("utf-8", errors="replace")
+
+    def _close(self) -> None:
+        if self.session is not None:
+            box = self.session.sandbox
+            if box is not None:
+                self.sandbox_kind, self.python = box.kind, box.python
+                self.image = getattr(box, "image", None)
+            self.session.close()
+        if self.writer is not None:
+            self.writer.close()
+
+    def session_bytes(self) -> bytes:
+        try:
+            return self.session_path.read_bytes()
+        except OSError:
+            return b""
+
+    def figures(self) -> dict:
+        agent = self.agent
+        figures = {"outcome": self.outcome, "tool_calls": dict(sorted(self._tools.items()))}
+        if self.sandbox_kind:
+            figures["sandbox"] = self.sandbox_kind
+        if agent is not None:
+            figures.update(steps=agent.step, tokens=agent.tokens, cost=agent.cost, summary=agent.submitted,
+                           tool_format=getattr(agent, "format", None) or self.spec.tool_format or "native")
+        return figures
+
+
+def arm_tools(names: list[str]) -> dict:
+    """The registry's tools an arm names, plus submit (every arm can end). ValueError: a name
+    the registry does not know."""
+    from dgym_tui.tools import registry
+
+    every = registry()
+    unknown = sorted(set(names) - set(every))
+    if unknown:
+        raise ValueError(f"unknown tool {', '.join(unknown)} in the arm (tools: {', '.join(sorted(every))})")
+    wanted = list(dict.fromkeys([*names, *ALWAYS_TOOLS])) if names else list(every)
+    return {name: every[name] for name in wanted}
+
+
+def _last_error(session) -> str | None:
+    for event in reversed(session.events.history if hasattr(session.events, "history") else []):
+        if event.kind == "error":
+            return event.data.message
+    return session.state.error
