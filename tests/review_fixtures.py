@@ -104,3 +104,37 @@ def synthetic_run_dir(root: Path, trials: int, repos: list[tuple[Path, str]] | N
             n += 1
     (run / "results.jsonl").write_text("".join(lines))
     return run
+
+
+# --- a real batch ------------------------------------------------------------------------------
+
+BROKEN_SUB = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n"
+
+
+def real_run_dir(root: Path, sandbox: str = "local") -> tuple[Path, dict[str, Path]]:
+    """A RUN_DIR made by a real batch (the driver, its local executor, run_trial, the fresh-sandbox
+    scoring) of the scripted model that fixes add(): task `fixed` ends resolved, `half` (sub() is
+    broken too) unresolved, `gone` (a base commit its repo lacks) error. Returns (RUN_DIR, the
+    task repos by task id)."""
+    from batch_fixtures import FIX, calc_repo, commit_all, write, write_script
+
+    from dgym_tui.batch.driver import BatchConfig, run_batch
+    from dgym_tui.batch.executors import LocalExecutor
+    from dgym_tui.batch.spec import Arm, Task
+
+    root = Path(root)
+    fixed = calc_repo(root / "repos" / "fixed")
+    half = write(root / "repos" / "half", {"calc.py": BROKEN_SUB, "tests/test_calc.py":
+                                           "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+                                           "\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"})
+    commit_all(half)
+    gone = calc_repo(root / "repos" / "gone")
+    tasks = [Task(id="fixed", repo=str(fixed), base_commit=git(fixed, "rev-parse", "HEAD").strip()),
+             Task(id="half", repo=str(half)),
+             Task(id="gone", repo=str(gone), base_commit="0" * 40)]
+    model = write_script(root / "fix.json", FIX)
+    config = BatchConfig(tasks=str(root / "repos"), model=model, arms=[Arm("all", [])], sandbox=sandbox, yes=True,
+                         workers=2, max_steps=6)
+    run_dir = root / "run"
+    run_batch(run_dir, config, tasks, LocalExecutor(workers=2), write_report=False, reap=False)
+    return run_dir, {"fixed": fixed, "half": half, "gone": gone}

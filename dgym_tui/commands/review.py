@@ -28,6 +28,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--branches", action="store_true",
                    help="one git branch per approved task in its repo (never pushed; work trees untouched)")
     p.add_argument("--branch-prefix", default="dgym/", help="the branches' prefix (default dgym/)")
+    p.add_argument("--model", help="the model a send-back (R) runs, a litellm model string (default: the batch's)")
+    p.add_argument("--api-base", help="with --model: its OpenAI-compatible server")
     p.add_argument("--theme", help="colour theme")
     return p
 
@@ -47,7 +49,7 @@ def main(argv: list[str]) -> int:
     if not headless:
         from dgym_tui.ui.screens.review import ReviewApp
 
-        ReviewApp(run, theme=args.theme).run()
+        ReviewApp(run, theme=args.theme, model=args.model, api_base=args.api_base).run()
         return 0
     try:
         if args.list:

@@ -39,26 +39,15 @@ def task_of(run: RunDir, trial: Trial):
 
 @contextmanager
 def repo_at_base(task):
-    """A temporary copy of the task's repo at its base (base_commit when it names one), the
-    hidden files left out: what the batch's sandboxes start from."""
-    repo = Path(task.repo)
-    if not repo.is_dir():
-        raise ReworkError(f"the task's repo {repo} no longer exists")
+    """A temporary copy of the task's repo at its base, hidden files left out: what the batch's
+    sandboxes start from (the batch's own prepare_repo makes it)."""
+    from dgym_tui.batch.trial import TrialError, prepare_repo
+
     with tempfile.TemporaryDirectory(prefix="dgym-review-base-") as tmp:
-        target = Path(tmp) / (repo.name or "repo")
-        if task.base_commit:
-            target.mkdir()
-            archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", task.base_commit],
-                                     capture_output=True)
-            if archive.returncode != 0:
-                raise ReworkError(f"no commit {task.base_commit} in {repo}: "
-                                  f"{archive.stderr.decode(errors='replace').strip()[-200:]}")
-            subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
-        else:
-            shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        for rel in task.hidden_files:
-            (target / rel).unlink(missing_ok=True)
-        yield target
+        try:
+            yield prepare_repo(task, Path(tmp))
+        except TrialError as e:
+            raise ReworkError(str(e)) from None
 
 
 def normalise_patch(task, patch: str) -> str:
@@ -85,7 +74,7 @@ def score(run: RunDir, trial: Trial, patch: str, scorer: Scorer | None = None) -
     """A result for `patch` on the trial's task, scored as the batch scores (fresh sandbox): the
     trial's result with the scoring's fields replaced. A failure of ours is status error."""
     task = task_of(run, trial)
-    sandbox = str(run.batch.get("sandbox") or "auto")
+    sandbox = str(trial.result.get("sandbox") or run.batch.get("sandbox") or "auto")  # the kind it ran in
     image = run.batch.get("image")
     base = {k: v for k, v in trial.result.items() if k not in ("patch_sha256", "revision", "origin")}
     try:
@@ -105,7 +94,7 @@ def score(run: RunDir, trial: Trial, patch: str, scorer: Scorer | None = None) -
 
 def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = None, note: str = "",
                   session_file: str | Path | None = None, scorer: Scorer | None = None,
-                  agent_runner: Callable | None = None) -> str:
+                  agent_runner: Callable | None = None, model: str | None = None, api_base: str | None = None) -> str:
     """Make and score a new revision of `trial`; returns one line saying how it went."""
     from dgym_tui.review import reviews
 
@@ -117,7 +106,7 @@ def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = No
         session_bytes = Path(session_file).read_bytes()
         patch = patch_of_session(session_file)
     elif origin == "send-back":
-        session_bytes, patch = (agent_runner or send_back)(run, trial, note)
+        session_bytes, patch = (agent_runner or send_back)(run, trial, note, model=model, api_base=api_base)
     else:
         raise ReworkError(f"unknown origin {origin!r}")
     if patch == run.patch(trial):
@@ -125,8 +114,8 @@ def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = No
     rev = revisions.create(run.path, trial.id, origin, patch, note=note, from_revision=trial.revision,
                            session=session_bytes)
     verdict = {"edit": "edit", "send-back": "send-back"}.get(origin)
-    if verdict:
-        reviews.record(run.path, trial.id, verdict, trial.patch_sha256, note, revision=trial.revision)
+    if verdict:  # what became of the trial: the new revision's patch, undecided until approved
+        reviews.record(run.path, trial.id, verdict, revisions.sha256(patch), note, revision=rev.number)
     result = revisions.save_score(rev, score(run, trial, patch, scorer))
     return f"{trial.id}: revision {rev.number} ({origin}) scored {result['status']}: {result.get('reason') or ''}"
 
@@ -180,20 +169,22 @@ def rewrite_repo(source: Path, target: Path, repo: Path) -> None:
 
 # --- send-back --------------------------------------------------------------------------------
 
-def send_back(run: RunDir, trial: Trial, note: str) -> tuple[bytes, str]:
+def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, api_base: str | None = None
+              ) -> tuple[bytes, str]:
     """A new attempt of the agent: the trial's session resumed in a new sandbox (its changes,
     its conversation), the note given as the person's hint, run headless to its end with the
-    batch's model and limits. Returns (the new session file's bytes, its patch)."""
+    batch's model (or `model`) and limits. Returns (the new session file's bytes, its patch)."""
     from dgym_tui.agent.approval import headless_answers
     from dgym_tui.agent.setup import make_agent
+    from dgym_tui.batch.trial import arm_tools
     from dgym_tui.config import AgentSettings
     from dgym_tui.core.session import Session
     from dgym_tui.core.session_file import SessionFileError, SessionWriter, read_session
 
     task = task_of(run, trial)
     batch = run.batch
-    settings = AgentSettings(model=str(batch.get("model") or ""), mode="auto")
-    settings.api_base = batch.get("api_base")
+    settings = AgentSettings(model=model or str(batch.get("model") or ""), mode="auto")
+    settings.api_base = api_base if model else batch.get("api_base")
     settings.tool_format = str(batch.get("tool_format") or "auto")
     if batch.get("max_steps") is not None:
         settings.max_steps = int(batch["max_steps"]) + int(trial.steps or 0)  # as many again as the batch gave
@@ -209,8 +200,8 @@ def send_back(run: RunDir, trial: Trial, note: str) -> tuple[bytes, str]:
             recording = read_session(str(copy))
         except SessionFileError as e:
             raise ReworkError(f"the trial's session cannot be read: {e}") from None
-        session = Session.resume(recording, sandbox=str(batch.get("sandbox") or "auto"), image=batch.get("image"),
-                                 entrypoint=task.entrypoint)
+        session = Session.resume(recording, sandbox=str(trial.result.get("sandbox") or batch.get("sandbox") or "auto"),
+                                 image=batch.get("image"), entrypoint=task.entrypoint)
         out = Path(tmp) / "sent-back.jsonl"
         writer = SessionWriter.open(out, session, mode="auto", model=settings.model, sent_back_from=trial.id,
                                     note=note)
@@ -218,7 +209,9 @@ def send_back(run: RunDir, trial: Trial, note: str) -> tuple[bytes, str]:
             session.start()
             if session.state.program == "error":
                 raise ReworkError(f"the sandbox did not start: {session.state.error}")
-            agent = make_agent(session, settings, auto_answer=headless_answers(bool(batch.get("yes", True)),
+            arm = next((a for a in batch.get("arms") or [] if a.get("name") == trial.arm), None)
+            agent = make_agent(session, settings, tools=arm_tools(list((arm or {}).get("tools") or [])),
+                               auto_answer=headless_answers(bool(batch.get("yes", True)),
                                                                               "a review's send-back"),
                                on_model_error="stop")
             agent.hint(note)

@@ -277,7 +277,9 @@ class ReviewApp(App):
     CSS_PATH = CSS_PATH
     TITLE = "dgym-tui review"
 
-    def __init__(self, run: RunDir, theme: str | None = None, scorer=None, agent_runner=None) -> None:
+    def __init__(self, run: RunDir, theme: str | None = None, scorer=None, agent_runner=None,
+                 model: str | None = None, api_base: str | None = None) -> None:
+        """model, api_base: what a send-back runs (default: the batch's model)."""
         super().__init__()
         from dgym_tui.config import load_config
         from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
@@ -289,6 +291,7 @@ class ReviewApp(App):
         self.run = run
         self.scorer = scorer              # review/rework.py's default when None
         self.agent_runner = agent_runner  # likewise, for send-back
+        self.model, self.api_base = model, api_base
         self.inbox = ReviewScreen(run)
         self.sub_title = str(run.path)
 
@@ -401,7 +404,7 @@ class ReviewApp(App):
 
         try:
             message = rework.make_revision(self.run, t, origin, scorer=self.scorer, agent_runner=self.agent_runner,
-                                           **kwargs)
+                                           model=self.model, api_base=self.api_base, **kwargs)
             severity = "information"
         except rework.ReworkError as e:
             message, severity = f"{t.id}: {e}", "error"

@@ -24,7 +24,7 @@ class ReviewDetail(VerticalScroll, can_focus=True):
     DEFAULT_CSS = """
     ReviewDetail { height: 1fr; padding: 0 1; }
     ReviewDetail > .detail-part { margin-bottom: 1; }
-    ReviewDetail > DiffView { margin-bottom: 1; max-height: none; }
+    ReviewDetail > DiffView { margin-bottom: 1; max-height: 1000; }
     """
 
     def __init__(self, trial: Trial, patch: str, **kwargs) -> None:
