@@ -140,11 +140,46 @@ def check_mcp() -> Check:
                  f"({', '.join(names)}); `dgym-tui mcp REPO` or the app's --mcp-port")
 
 
-def run(image: str | None = None, out=print) -> int:
+def check_ray(address: str, image: str) -> list[Check]:
+    """`doctor --ray ADDR`: the cluster, then each node that runs trials: its engine, the image,
+    its dgym_sandbox slots (free / total). Probed by a Ray task pinned to each node."""
+    from dgym_tui.batch.ray_executor import probe_nodes
+
+    try:
+        nodes = probe_nodes(address, image)
+    except ValueError as e:
+        return [Check("fail", "ray cluster", str(e))]
+    slots = sum(n["slots"] for n in nodes)
+    checks = [Check("ok" if slots else "fail", "ray cluster", f"{address}: {len(nodes)} node(s), {slots} "
+                    "dgym_sandbox slot(s)", "" if slots else
+                    "on each Docker host: ray start --address ADDR --resources '{\"dgym_sandbox\": N}'")]
+    for n in nodes:
+        name = f"ray node {n['node']}"
+        free = "?" if n.get("free") is None else f"{n['free']:g}"
+        if not n["slots"]:
+            checks.append(Check("ok", name, "no dgym_sandbox slots: runs no trials" + (" (head)" if n["head"] else "")))
+        elif n.get("error"):
+            checks.append(Check("fail", name, f"did not answer: {n['error']}"))
+        elif not n.get("engine"):
+            bwrap = n.get("bwrap")
+            checks.append(Check("warn" if bwrap == "ok" else "fail", name,
+                                f"{n.get('engine_error', 'no Docker engine')}; bwrap: {bwrap}; "
+                                f"{free}/{n['slots']} slots free", "start Docker on that node"))
+        elif not n.get("image"):
+            checks.append(Check("fail", name, f"docker {n['engine']}, image {image} missing; {free}/{n['slots']} "
+                                "slots free", f"on that node: dgym-tui image build (or docker load {image})"))
+        else:
+            checks.append(Check("ok", name, f"docker {n['engine']}, image {image} present, {free}/{n['slots']} "
+                                f"slots free, dgym-tui {n.get('version', '?')}"))
+    return checks
+
+
+def run(image: str | None = None, out=print, ray: str | None = None) -> int:
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE
 
     checks = [check_python(), check_git(), *check_docker(image or DEFAULT_IMAGE), check_bwrap(),
-              check_terminal(), check_llm_keys(), check_mcp()]
+              check_terminal(), check_llm_keys(), check_mcp(),
+              *(check_ray(ray, image or DEFAULT_IMAGE) if ray else [])]
     for c in checks:
         out(c.line())
     return 1 if any(c.level == "fail" for c in checks) else 0
@@ -154,6 +189,9 @@ def main(argv: list[str]) -> int:
     """`dgym-tui doctor`."""
     import argparse
 
-    argparse.ArgumentParser(prog="dgym-tui doctor",
-                            description="Check what dgym-tui needs, one line each with the fix.").parse_args(argv)
-    return run()
+    parser = argparse.ArgumentParser(prog="dgym-tui doctor",
+                                     description="Check what dgym-tui needs, one line each with the fix.")
+    parser.add_argument("--ray", metavar="ADDR", help="also check a Ray cluster's nodes (engine, image, free "
+                        "dgym_sandbox slots); needs pip install 'dgym-tui[ray]'")
+    args = parser.parse_args(argv)
+    return run(ray=args.ray)

@@ -1,0 +1,240 @@
+"""A real multi-node Ray cluster on 127.0.0.1 for the tests: a head with no CPUs and worker nodes
+that each offer `dgym_sandbox` slots, every node its own raylet so that one can be killed alone.
+
+Each node gets its own --temp-dir under one short root (Unix socket paths are limited to 107
+bytes) and its own ports (node manager, object manager, worker range, agents), all above 20000:
+Ray's own worker range (10002-19999) would refuse a head port inside it. Stopping kills only the
+processes whose command line names that root, and their children: nothing else on the machine.
+
+    cluster = LocalRayCluster(workers=2, sandboxes=2).start()
+    cluster.address           "127.0.0.1:PORT"
+    cluster.node_ids()        {"w1": "<ray node id>", ...}
+    cluster.kill_node("w1")   SIGKILL that node's raylet (its workers die with it)
+    cluster.stop()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_port_range(size: int) -> int:
+    """The first of `size` consecutive ports that are free now (above Ray's worker range)."""
+    for _ in range(200):
+        base = free_port()
+        if base + size >= 65535 or base < 20000:
+            continue
+        ok = True
+        for port in range(base, base + size):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError("no free port range for a Ray node")
+
+
+def _processes() -> dict[int, tuple[int, list[str]]]:
+    """pid -> (ppid, argv) of every process, from /proc (no psutil needed without Ray)."""
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        procs[int(entry)] = (ppid, [a.decode(errors="replace") for a in argv if a])
+    return procs
+
+
+def _with_descendants(roots: set[int], procs: dict) -> set[int]:
+    found = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        for pid, (ppid, _) in procs.items():
+            if ppid in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return found
+
+
+def _kill(pids: set[int], sig=signal.SIGKILL) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class LocalRayCluster:
+    def __init__(self, workers: int = 2, sandboxes: int = 2, cpus: int = 1, object_store_mb: int = 100):
+        self.workers = workers
+        self.sandboxes = sandboxes
+        self.cpus = cpus
+        self.object_store = object_store_mb * 1024 * 1024
+        self.root = Path(tempfile.mkdtemp(prefix="dgray", dir="/tmp"))
+        self.port = 0
+        self.names: list[str] = []
+        self._temps: dict[str, str] = {}
+        self._manager_ports: dict[str, int] = {}  # node name -> its node manager port (how GCS names it)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def env(self) -> dict:
+        return {**os.environ, **RAY_ENV}
+
+    def _ray(self, *args: str) -> None:
+        ray_cli = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
+        r = subprocess.run([ray_cli, "start", *args, "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
+                            "--object-store-memory", str(self.object_store)],
+                           env=self.env(), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"ray start {' '.join(args[:2])} failed: {(r.stderr or r.stdout)[-800:]}")
+
+    def _node_ports(self, name: str = "head") -> list[str]:
+        base = free_port_range(64)
+        self._manager_ports[name] = base
+        return ["--node-manager-port", str(base), "--object-manager-port", str(base + 1),
+                "--dashboard-agent-listen-port", str(base + 2), "--dashboard-agent-grpc-port", str(base + 3),
+                "--runtime-env-agent-port", str(base + 4), "--metrics-export-port", str(base + 5),
+                "--min-worker-port", str(base + 10), "--max-worker-port", str(base + 63)]
+
+    def start(self) -> LocalRayCluster:
+        self.port = free_port()
+        self._ray("--head", "--port", str(self.port), "--num-cpus", "0", "--include-dashboard=false",
+                  "--temp-dir", str(self.root / "head"),
+                  *self._node_ports())
+        # The workers join side by side: each `ray start` spends seconds importing Ray.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            list(pool.map(self.add_node, [f"w{i + 1}" for i in range(self.workers)]))
+        self.wait_nodes(1 + self.workers)
+        return self
+
+    def add_node(self, name: str | None = None) -> str:
+        name = name or f"w{len(self.names) + 1}"
+        temp = self.root / name
+        if temp.exists():  # a node restarted under its old name: a fresh temp dir of its own
+            temp = self.root / f"{name}-{int(time.time() * 1000)}"
+        ports = self._node_ports(name)
+        self._ray("--address", self.address, "--num-cpus", str(self.cpus),
+                  "--resources", json.dumps({"dgym_sandbox": self.sandboxes}),
+                  "--temp-dir", str(temp), *ports)
+        self._temps[name] = str(temp)
+        if name not in self.names:
+            self.names.append(name)
+        return name
+
+    def _gcs_nodes(self) -> list[dict]:
+        """The cluster's nodes as the GCS sees them, asked from a short-lived driver process (so
+        the test process itself holds no Ray connection of its own)."""
+        code = ("import json, ray; ray.init(address=%r, log_to_driver=False, logging_level='ERROR');"
+                "print(json.dumps([{'id': n['NodeID'], 'alive': n['Alive'], 'port': n['NodeManagerPort'],"
+                "'resources': n['Resources']} for n in ray.nodes()]))" % self.address)
+        r = subprocess.run([sys.executable, "-c", code], env=self.env(), capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr[-800:])
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    def wait_nodes(self, count: int, timeout: float = 60) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while True:
+            nodes = [n for n in self._gcs_nodes() if n["alive"]]
+            if len(nodes) >= count or time.monotonic() > deadline:
+                return nodes
+            time.sleep(0.5)
+
+    def node_ids(self) -> dict[str, str]:
+        """Worker name -> Ray node id, for the live worker nodes."""
+        ids = {}
+        by_port = {port: name for name, port in self._manager_ports.items() if name != "head"}
+        for n in self._gcs_nodes():
+            name = by_port.get(n["port"])
+            if n["alive"] and name:
+                ids[name] = n["id"]
+        return ids
+
+    def _pids(self, marker: str) -> tuple[set[int], dict]:
+        procs = _processes()
+        return {pid for pid, (_, argv) in procs.items() if any(marker in a for a in argv)}, procs
+
+    def raylet_pid(self, name: str) -> int:
+        marker = self._temps[name] + "/"
+        pids, procs = self._pids(marker)
+        for pid in pids:
+            if procs[pid][1] and procs[pid][1][0].endswith("/raylet"):
+                return pid
+        raise LookupError(f"no raylet for node {name}")
+
+    def kill_node(self, name: str) -> None:
+        """SIGKILL the node's raylet only: what a crashed machine's raylet looks like to the rest
+        (its worker processes notice and exit; its containers stay behind on the engine)."""
+        os.kill(self.raylet_pid(name), signal.SIGKILL)
+
+    def stop(self) -> None:
+        roots, procs = self._pids(str(self.root) + "/")
+        pids = _with_descendants(roots, procs)
+        _kill(pids, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") and _alive(p) for p in pids):
+            time.sleep(0.1)
+        _kill(pids)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A head and two worker nodes with 2 `dgym_sandbox` slots each, for the whole session."""
+    if not ray_available():
+        pytest.skip("ray is not installed (pip install 'dgym-tui[ray]'; CI installs it)")
+    cluster = LocalRayCluster(workers=2, sandboxes=2)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
