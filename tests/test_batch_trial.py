@@ -1,0 +1,164 @@
+"""One trial end to end (batch/trial.py + scoring.py): a real session, pdb, git and sandbox; only
+the model is scripted (or the stub OpenAI-compatible server through litellm). Each status is
+reached; the hidden tests never reach the agent; test-file edits are reverted and reported; the
+wall clock kills the sandbox."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+
+import pytest
+
+from batch_fixtures import (CHEAT, FIX, GIVE_UP, HIDDEN_MARKER, SLEEP, WANDER, debug_gym_folder, folder_of_repos,
+                            spec_for, swe_instances, toml_task)
+from dgym_tui.batch.spec import STATUSES, Arm, Task, TrialSpec
+from dgym_tui.batch.tasks import load_tasks
+from dgym_tui.batch.trial import pack_task, run_trial
+
+RESULT_FIELDS = {"format", "trial", "task", "arm", "attempt", "status", "reason", "outcome", "summary",
+                 "tests_before", "tests_after", "fail_to_pass", "pass_to_pass", "reverted", "steps", "tokens",
+                 "cost", "seconds", "agent_seconds", "score_seconds", "tool_calls", "tool_format", "model",
+                 "sandbox", "node", "started", "finished", "patch_sha256", "error"}
+
+# Looks for the hidden test every way the agent can, without writing the marker itself
+# (a regex that matches it but does not contain it), then fixes the bug.
+SNOOP_THEN_FIX = [
+    {"tool_calls": [{"name": "grep", "arguments": {"pattern": HIDDEN_MARKER[:-1] + "[" + HIDDEN_MARKER[-1] + "]"}}]},
+    {"tool_calls": [{"name": "view", "arguments": {"path": "tests/test_calc.py"}}]},
+    {"tool_calls": [{"name": "bash", "arguments": {"command": "git log --all --oneline | wc -l; ls -a; ls tests"}}]},
+    *FIX,
+]
+
+
+def check_result(result: dict, spec: TrialSpec, patch: str) -> None:
+    assert set(result) == RESULT_FIELDS
+    assert result["status"] in STATUSES
+    assert result["trial"] == spec.trial_id and result["task"] == spec.task.id
+    assert result["patch_sha256"] == hashlib.sha256(patch.encode()).hexdigest()
+    assert result["finished"] >= result["started"]
+    json.dumps(result)  # JSON-able as it is
+
+
+def test_swe_instance_resolved_and_its_hidden_test_never_seen(tmp_path):
+    task = load_tasks(swe_instances(tmp_path / "swe"))[0]
+    spec = spec_for(task, tmp_path, SNOOP_THEN_FIX, arm=Arm("pdb", ["pdb", "view", "grep", "bash", "edit"]))
+    out = run_trial(spec)
+    r = out.result
+    check_result(r, spec, out.patch)
+    assert r["status"] == "resolved", r
+    assert r["fail_to_pass"] == {"tests/test_calc.py::test_add": "passed", "tests/test_calc.py::test_add_negative": "passed"}
+    assert r["pass_to_pass"] == {"tests/test_calc.py::test_sub": "passed"}
+    assert r["tests_before"] == {"passed": 1, "failed": 2, "errors": 0}  # base + the hidden test
+    assert r["tests_after"] == {"passed": 3, "failed": 0, "errors": 0}
+    assert r["tool_calls"] == {"bash": 1, "edit": 1, "grep": 1, "submit": 1, "view": 1}
+    assert r["outcome"] == "submitted" and r["summary"] == "add subtracted" and r["steps"] == 5
+    # the hidden test is nowhere in what the agent saw: not its file, not the repo's later history
+    assert HIDDEN_MARKER.encode() not in out.session and b"test_add_negative" not in out.session
+    seen = [json.loads(line) for line in out.session.splitlines()[1:]]
+    results = [e["data"]["observation"] for e in seen if e["kind"] == "tool_result"]
+    assert results[0].startswith("No matches found"), results[0]
+    assert results[2].split("\n")[0].strip() == "1", results[2]  # one commit (the baseline): no later history
+    assert "test_calc.py" in out.patch or "calc.py" in out.patch
+    assert "test_add_negative" not in out.patch
+
+
+def test_repo_folder_unresolved_and_repo_blob_travels(tmp_path):
+    task = load_tasks(folder_of_repos(tmp_path / "set"))[0]
+    blob = pack_task(task)
+    travelled = Task.from_dict({**task.to_dict(), "repo": str(tmp_path / "not-here")})  # only the blob
+    spec = spec_for(travelled, tmp_path, GIVE_UP, repo_blob=blob)
+    out = run_trial(spec)
+    check_result(out.result, spec, out.patch)
+    assert out.result["status"] == "unresolved", out.result
+    assert out.result["reason"] == "failing: tests/test_calc.py::test_add"
+    assert out.patch == "" and out.result["tests_after"] == {"passed": 1, "failed": 1, "errors": 0}
+
+
+def test_test_file_edits_are_reverted_and_reported(tmp_path):
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    out = run_trial(spec_for(task, tmp_path, CHEAT))
+    r = out.result
+    assert r["status"] == "unresolved" and r["reverted"] == ["tests/test_calc.py"], r
+    assert "tests/test_calc.py" in out.patch  # the patch is what the agent did; only the score reverts it
+    assert "reverted" in r["reason"]
+
+
+def test_limit_when_unresolved_and_resolved_when_the_patch_fixes_it_anyway(tmp_path):
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    out = run_trial(spec_for(task, tmp_path, WANDER, max_steps=2, script_name="wander"))
+    r = out.result
+    assert (r["status"], r["outcome"], r["steps"]) == ("limit", "limit", 2), r
+    assert r["reason"].startswith("reached the step limit (2)")
+    fixed_then_wander = [FIX[0], *WANDER]
+    out = run_trial(spec_for(task, tmp_path, fixed_then_wander, max_steps=2, script_name="fixwander"))
+    assert (out.result["status"], out.result["outcome"]) == ("resolved", "limit"), out.result
+
+
+def test_a_provider_failure_is_an_error_not_unresolved(tmp_path, stub_llm):
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    stub_llm.push({"status": 401, "message": "bad key"})
+    spec = TrialSpec(task=task, arm=Arm("all", []), attempt=1, model="openai/stub", api_base=stub_llm.url,
+                     sandbox="local", yes=True, env={"OPENAI_API_KEY": "sk-test-not-real"})
+    before = os.environ.get("OPENAI_API_KEY")
+    out = run_trial(spec)
+    r = out.result
+    check_result(r, spec, out.patch)
+    assert (r["status"], r["outcome"]) == ("error", "error"), r
+    assert "model failed" in r["error"] and r["tests_after"] is None
+    assert os.environ.get("OPENAI_API_KEY") == before  # spec.env was for the trial only
+    assert len(stub_llm.requests) == 1
+
+
+def test_an_error_of_ours_is_a_result_never_a_raise(tmp_path):
+    task = Task(id="gone", repo=str(tmp_path / "missing"))
+    out = run_trial(spec_for(task, tmp_path, GIVE_UP))
+    assert out.result["status"] == "error" and "not a folder" in out.result["error"]
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    out = run_trial(spec_for(task, tmp_path, GIVE_UP, arm=Arm("odd", ["pdb", "telepathy"])))
+    assert out.result["status"] == "error" and "unknown tool telepathy" in out.result["error"]
+
+
+def test_task_toml_hidden_file_and_debug_gym_folder_resolved(tmp_path):
+    task = load_tasks(toml_task(tmp_path / "t"))[0]
+    out = run_trial(spec_for(task, tmp_path, SNOOP_THEN_FIX[:2] + FIX))
+    r = out.result
+    assert r["status"] == "resolved", r
+    assert r["fail_to_pass"]["hidden/test_hidden.py::test_hidden"] == "passed"
+    assert HIDDEN_MARKER.encode() not in out.session and b"task.toml" not in out.session
+    gym = load_tasks(debug_gym_folder(tmp_path / "mini"))[0]  # calc: calc_code.py + test.py
+    fix = [{"tool_calls": [{"name": "edit", "arguments": {"path": "calc_code.py", "start": 2, "end": 2,
+                                                          "new_code": "    return a + b"}}]}, FIX[1]]
+    out = run_trial(spec_for(gym, tmp_path, fix, script_name="gym"))
+    assert out.result["status"] == "resolved", out.result
+    assert out.result["tests_before"] == {"passed": 0, "failed": 1, "errors": 0}
+
+
+def _trial_containers(client):
+    return [c for c in client.containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={os.getpid()}"})
+            if "dgym-trial-" in c.labels.get("dgym-tui.repo", "")]
+
+
+@pytest.mark.docker
+def test_docker_resolved_then_a_timeout_kills_the_sandbox(tmp_path):
+    from conftest import SANDBOX_IMAGE, require_docker
+
+    client = require_docker()
+    task = load_tasks(swe_instances(tmp_path / "swe"))[0]
+    out = run_trial(spec_for(task, tmp_path, SNOOP_THEN_FIX, sandbox="docker", image=SANDBOX_IMAGE))
+    assert out.result["status"] == "resolved" and out.result["sandbox"] == "docker", out.result
+    assert HIDDEN_MARKER.encode() not in out.session
+    assert _trial_containers(client) == []
+
+    started = time.monotonic()
+    spec = spec_for(task, tmp_path, [FIX[0], *SLEEP], sandbox="docker", image=SANDBOX_IMAGE, timeout=25,
+                    script_name="sleep")
+    out = run_trial(spec)
+    r = out.result
+    assert time.monotonic() - started < 100
+    assert (r["status"], r["outcome"]) in {("limit", "timeout"), ("resolved", "timeout")}, r
+    if r["steps"] >= 2:  # the edit was made before the clock ran out: it is in the patch, and scored
+        assert "return a + b" in out.patch and r["status"] == "resolved"
+    assert _trial_containers(client) == []
