@@ -81,11 +81,27 @@ def plan(run: RunDir, target: _Target) -> ApplyPlan:
     if not repo.is_dir():
         result.problem = f"not applied: task {target.trial.task}'s repo {repo} no longer exists"
         return result
+    task = target.trial.task
     try:
         result.is_git = git_location(repo) is not None
         with _TempRepo() as tmp:
             touched = tmp.paths_of([target.diff])
             start = {rel: _base_bytes(run, target, rel) for rel in touched}
+            now = {rel: file_sha256(repo / rel) for rel in touched}
+            start_hashes = {rel: _sha(data) for rel, data in start.items()}
+            recorded = None if target.base else _session_hashes(run, target)
+            if recorded is not None:  # a folder task: its base is what the trial's session started from
+                start_hashes = {rel: recorded.get(rel) for rel in touched}
+            result.touched = touched
+            if now != start_hashes and recorded is not None:
+                # the folder is not the base any more: it holds the change already, or drifted
+                for rel, data in start.items():
+                    tmp.write(rel, data)
+                if tmp.reverse([target.diff]) and tmp.hashes(touched) == start_hashes:
+                    result.already_applied = True
+                    result.patch = FinalPatch(target.diff, touched, start_hashes, now)
+                    return result
+                return _drifted(result, task, repo, touched, now, start_hashes)
             for rel, data in start.items():
                 tmp.write(rel, data)
             tmp.commit()
@@ -93,21 +109,20 @@ def plan(run: RunDir, target: _Target) -> ApplyPlan:
                 raise PatchError("the approved patch does not apply to the task's base")
             final = tmp.hashes(touched)
     except PatchError as e:
-        result.problem = f"not applied: task {target.trial.task}: {e}"
+        result.problem = f"not applied: task {task}: {e}"
         return result
-    start_hashes = {rel: _sha(data) for rel, data in start.items()}
-    recorded = None if target.base else _session_hashes(run, target)
-    if recorded is not None:  # a folder task: its base is what the trial's session started from
-        start_hashes = {rel: recorded.get(rel) for rel in touched}
-    now = {rel: file_sha256(repo / rel) for rel in touched}
-    result.touched = touched
     result.patch = FinalPatch(diff=target.diff, touched=touched, start=start_hashes, final=final)
     if now == final:
         result.already_applied = True
     elif now != start_hashes:
-        result.changed_files = [rel for rel in touched if now[rel] != start_hashes[rel]]
-        result.problem = (f"not applied: task {target.trial.task}: {len(result.changed_files)} file(s) differ in "
-                          f"{repo} from the task's base: {', '.join(result.changed_files)}")
+        _drifted(result, task, repo, touched, now, start_hashes)
+    return result
+
+
+def _drifted(result: ApplyPlan, task: str, repo: Path, touched: list[str], now: dict, start: dict) -> ApplyPlan:
+    result.changed_files = [rel for rel in touched if now[rel] != start[rel]]
+    result.problem = (f"not applied: task {task}: {len(result.changed_files)} file(s) differ in {repo} from the "
+                      f"task's base: {', '.join(result.changed_files)}")
     return result
 
 
@@ -185,12 +200,9 @@ def _session_hashes(run: RunDir, target: _Target) -> dict | None:
             header = json.loads(fh.readline())
     except (OSError, ValueError):
         return None
-    if not isinstance(header, dict) or not isinstance(header.get("repo_hashes"), dict):
-        return None
-    try:
-        if Path(str(header.get("repo"))).resolve() != target.repo.resolve():
-            return None
-    except OSError:
+    # the session ran on a copy of the task's repo at its base (the batch's prepare_repo): its
+    # header's hashes are the base's files, wherever that copy was
+    if not isinstance(header, dict) or not isinstance(header.get("repo_hashes"), dict) or not header["repo_hashes"]:
         return None
     return header["repo_hashes"]
 

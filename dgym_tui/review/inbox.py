@@ -147,7 +147,7 @@ class RunDir:
             if isinstance(result, dict) and result.get("trial"):
                 self._add(result)
         self._results_offset += end
-        self._results_mark = (st.st_ino, self._results_offset if end < len(data) else st.st_size)
+        self._results_mark = (st.st_ino, st.st_size)
         return True
 
     def _add(self, result: dict) -> None:
