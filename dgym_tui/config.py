@@ -13,6 +13,7 @@ person wrote — the [agent] table, comments — stays as it was.
     max_steps = 50
     max_cost = 2.0                          # USD
     context_window = 32000                  # tokens, when litellm does not know the model
+    tool_format = "auto"                    # native | text | auto (text: one JSON action per reply)
     system_prompt_file = "~/my-prompt.txt"  # a template: {repo} {entrypoint} {tools} {sandbox}
 
     [agent.policy]
@@ -99,6 +100,7 @@ class AgentSettings:
     max_steps: int | None = 50
     max_cost: float | None = None
     context_window: int | None = None
+    tool_format: str = "auto"
     system_prompt_file: str | None = None
     task: str | None = None
     policy: dict = field(default_factory=dict)
@@ -118,4 +120,6 @@ class AgentSettings:
                 setattr(settings, key, value)
         if settings.mode not in ("manual", "step", "auto"):
             raise ValueError(f"unknown agent mode {settings.mode!r}: manual, step or auto")
+        if settings.tool_format not in ("native", "text", "auto"):
+            raise ValueError(f"unknown tool format {settings.tool_format!r}: native, text or auto")
         return settings

@@ -40,6 +40,9 @@ class Progress:
             self._print(f"agent {d.state}: {d.reason}" if d.reason else f"agent {d.state}")
         elif isinstance(d, ev.Error):
             self._print(f"error: {d.message}")
+        elif isinstance(d, ev.ToolFormat):
+            self._flush()
+            self._print(f"tool calls as {d.format} from now on: {d.reason}")
 
     def _flush(self) -> None:
         if not self.calls:
@@ -104,6 +107,8 @@ def describe(event: ev.Event) -> str | None:
         return f"↻ {'taken over' if d.take_over else 'resumed'} from event {d.upto}: a new sandbox"
     if isinstance(d, ev.Hint):
         return f"{who} hint: {d.text}"
+    if isinstance(d, ev.ToolFormat):
+        return f"  ⇄ tool calls as {d.format} from now on: {d.reason}"
     if isinstance(d, ev.AgentStatus) and d.state in ("submitted", "limit", "error", "stopped"):
         return f"agent {d.state}" + (f": {d.reason}" if d.reason else "")
     if isinstance(d, (ev.Error, ev.Notice, ev.Interrupted)):

@@ -96,6 +96,47 @@ def context_window(model: str) -> int | None:
     return int(value) if value else None
 
 
+OLLAMA_DEFAULT_CONTEXT = 4096  # Ollama's window when neither the model file nor the request sets num_ctx
+
+
+def server_context_window(api_base: str, model: str, timeout: float = 3.0) -> int | None:
+    """The context window a local server reports: llama.cpp's GET /props (n_ctx, per slot),
+    else Ollama's POST /api/show (num_ctx when set, else its default window). None when
+    the server says neither (a hosted API, vLLM: litellm or config.toml's context_window decide)."""
+    import json
+    import urllib.request
+
+    root = re.sub(r"/v1/?$", "", api_base.rstrip("/"))
+
+    def fetch(path: str, body: dict | None = None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(root + path, data=data, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read(1_000_000))
+        except Exception:
+            return None
+
+    props = fetch("/props")
+    if isinstance(props, dict):
+        settings = props.get("default_generation_settings") or {}
+        n_ctx = settings.get("n_ctx") or props.get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            return n_ctx
+    name = model.split("/", 1)[1] if "/" in model else model
+    shown = fetch("/api/show", {"model": name})
+    if isinstance(shown, dict):
+        match = re.search(r"^\s*num_ctx\s+(\d+)", str(shown.get("parameters") or ""), re.M)
+        if match:
+            return int(match.group(1))
+        # Without num_ctx Ollama serves its default window, not the model's trained length
+        trained = [v for k, v in (shown.get("model_info") or {}).items()
+                   if k.endswith(".context_length") and isinstance(v, int) and v > 0]
+        if trained:
+            return min(trained[0], OLLAMA_DEFAULT_CONTEXT)
+    return None
+
+
 def count_tokens(messages: list[dict], model: str | None = None, tools: list[dict] | None = None) -> int:
     """Tokens in a prompt by the model's tokenizer when litellm has one, else characters / 4.
 
@@ -147,8 +188,12 @@ class LiteLLMModel:
         warm_up()
 
     def context_window(self) -> int | None:
+        """litellm's figure; for a model it does not know behind a local server, the window the
+        server itself reports (llama.cpp, Ollama), which is what really limits the prompt."""
         if self._context_window is None:
             self._context_window = context_window(self.name)
+            if self._context_window is None and self.api_base:
+                self._context_window = server_context_window(self.api_base, self.name)
         return self._context_window
 
     def count_tokens(self, messages: list[dict], tools: list[dict] | None = None) -> int:

@@ -17,7 +17,8 @@ from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.calls import CallHandler
 from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ToolCall
 from dgym_tui.agent.policy import Policy
-from dgym_tui.agent.prompts import system_prompt, task_from_tests
+from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests
+from dgym_tui.agent import text_actions
 from dgym_tui.core import events as ev
 from dgym_tui.core.events import AGENT, HUMAN
 
@@ -27,6 +28,10 @@ PROTECTED = ("system", "task", "person", "hint")  # never trimmed
 PERSON_NOTES_CAP = 4000     # characters of "what the person did" per step
 NUDGE = ("You replied without calling a tool. Call one of the tools to go on, or `submit` when the "
          "bug is fixed.")
+AUTO_NUDGE = NUDGE + (" If you cannot call tools, write the call as " + text_actions.FORM + ".")
+TOOL_FORMATS = ("native", "text", "auto")
+SILENT_SWITCH = 2           # auto: native replies in a row without a tool call before text actions
+REPEATS_STUCK = 3           # the same reply (or failing call) this many times in a row: stuck
 
 
 class Agent:
@@ -35,9 +40,12 @@ class Agent:
                  task: str | None = None, system_template: str | None = None,
                  context_window: int | None = None,
                  auto_answer: Callable[[ev.ApprovalRequested], Answer] | None = None,
-                 on_model_error: str = "pause", resume=None):
+                 on_model_error: str = "pause", resume=None, tool_format: str = "auto"):
         """resume: the AgentView of a recorded session (DebugState.agent) whose conversation
-        this agent goes on with, instead of starting one."""
+        this agent goes on with, instead of starting one.
+        tool_format: native (the provider's tool calls), text (one fenced JSON action per reply,
+        agent/text_actions.py) or auto (native, switching to text for good when the model twice
+        replies without a call, writes a text action, or the provider refuses tools)."""
         from dgym_tui.tools import registry
 
         self.session, self.model = session, model
@@ -71,6 +79,15 @@ class Agent:
         self._unsubscribe = None
         self._trimmed: set[int] = set()      # messages already sent cut short
         self.resume_from = resume if resume is not None and resume.conversation else None
+        if tool_format not in TOOL_FORMATS:
+            raise ValueError(f"unknown tool format {tool_format!r}: native, text or auto")
+        self.tool_format = tool_format        # what was asked
+        self.format = "text" if tool_format == "text" else "native"  # what is in use now
+        if self.resume_from is not None and getattr(resume, "tool_format", "native") == "text":
+            self.format = "text"              # a switch is for the rest of the session
+        self._silent = 0                      # native replies in a row without a tool call
+        self._repeats: list = []              # what the last steps did, for the stuck check
+        self.stuck = ""                       # why the model was judged stuck, if it was
 
     # --- control, from any thread ------------------------------------------------------------
 
@@ -145,12 +162,11 @@ class Agent:
                 reply = self._query()
                 if reply is None:
                     continue  # a model error paused us, or we were stopped: the loop decides
-                if not reply.tool_calls:
-                    self._add({"role": "user", "content": NUDGE}, "nudge")
-                for call in reply.tool_calls:
-                    self._handle(call)
+                failed = self._act(reply)
                 if self.submitted is not None:
                     self.outcome = "submitted"
+                    break
+                if self._stuck(reply, failed) and not self._wait_stuck():
                     break
             if not self.outcome:
                 self.outcome = "stopped"
@@ -159,7 +175,7 @@ class Agent:
             self.session.events.emit(ev.Error(message=f"the agent stopped on an internal error: "
                                                       f"{type(e).__name__}: {e}"), AGENT)
         finally:
-            self._status(self.outcome, self.submitted or "")
+            self._status(self.outcome, self.submitted or self.stuck or "")
             if self._unsubscribe is not None:
                 self._unsubscribe()
         return self.outcome
@@ -174,12 +190,19 @@ class Agent:
         self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
                                                  max_steps=self.max_steps, max_cost=self.max_cost,
                                                  scripted=self.model.name.startswith("scripted:"),
-                                                 schemas=[self.tools[n].schema() for n in names], task=task),
+                                                 schemas=[self.tools[n].schema() for n in names], task=task,
+                                                 tool_format=self.format),
                                  AGENT)
         self._status("running", "")
-        listing = "\n".join(f"- {name}: {self.tools[name].summary}" for name in names)
+        if self.format == "text":  # the tools live in the prompt: compact, for small windows
+            listing = text_actions.instructions(text_actions.compact_listing(self._schemas()))
+        else:
+            listing = "\n".join(f"- {name}: {self.tools[name].summary}" for name in names)
         ready = self.session.state.sandbox
-        prompt = system_prompt(self.system_template, repo=self.session.repo_name, tools=listing,
+        template = self.system_template
+        if template is None and self.format == "text":
+            template = TEXT_SYSTEM_PROMPT
+        prompt = system_prompt(template, repo=self.session.repo_name, tools=listing,
                                entrypoint=self.session.entrypoint_label,
                                sandbox=ready.description if ready else "a sandbox")
         self._add({"role": "system", "content": prompt}, "system")
@@ -196,7 +219,7 @@ class Agent:
                                                  max_steps=self.max_steps, max_cost=self.max_cost,
                                                  scripted=self.model.name.startswith("scripted:"),
                                                  schemas=[self.tools[n].schema() for n in names],
-                                                 resumed=len(self.messages)), AGENT)
+                                                 resumed=len(self.messages), tool_format=self.format), AGENT)
         answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
         for message in list(self.messages):
             for call in message.get("tool_calls") or []:
@@ -228,7 +251,7 @@ class Agent:
                 while self._paused and not self._stop.is_set():
                     self._resume.wait()
                 if not self._stop.is_set():
-                    self.outcome = ""
+                    self.outcome, self.stuck = "", ""
                     self._status("running", "resumed")
         return not self._stop.is_set()
 
@@ -241,7 +264,7 @@ class Agent:
         fresh = sorted(set(trimmed) - self._trimmed)  # cut ones stay cut: record each once
         self._trimmed.update(trimmed)
         self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=fresh), AGENT)
-        schemas = [tool.schema() for _, tool in sorted(self.tools.items())]
+        schemas = self._schemas() if self.format == "native" else []
         try:
             reply = self.model.query(
                 prompt, schemas,
@@ -252,6 +275,9 @@ class Agent:
             return None
         except ModelError as e:
             self.step -= 1  # the step did not happen: a retry asks again
+            if self.tool_format == "auto" and self.format == "native" and _refuses_tools(e):
+                self._switch_to_text(f"the provider refused tools ({e})")
+                return None
             self.session.events.emit(ev.Error(message=f"the model failed: {e}"), AGENT)
             if e.kind == "context_window" and self.context_window is None:
                 self.context_window = max(2048, self.model.count_tokens(prompt) // 2)  # trim harder next time
@@ -263,6 +289,12 @@ class Agent:
                     self._paused = True
                 self._status("error", f"{e} — resume to try again")
             return None
+        switched = ""
+        if self.format == "native" and self.tool_format == "auto" and not reply.tool_calls \
+                and text_actions.parse_action(reply.text, self.tools).call is not None:
+            self.format, switched = "text", "the model writes its tool calls as text"
+        if self.format == "text":
+            reply = self._text_reply(reply)
         index = self._add(reply.message, "reply")
         self.tokens += reply.usage.total_tokens
         self.cost = None if self.cost is None or reply.cost is None else self.cost + reply.cost
@@ -272,6 +304,8 @@ class Agent:
                         for c in reply.tool_calls],
             prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
             cost=reply.cost, message_index=index), AGENT)
+        if switched:
+            self._switch_to_text(switched)
         self._status("running", "")
         return reply
 
@@ -299,15 +333,94 @@ class Agent:
 
     # --- one tool call ------------------------------------------------------------------------
 
-    def _handle(self, call: ToolCall) -> None:
+    def _act(self, reply: ModelReply) -> list:
+        """Run the reply's calls; tell the model when it made none. What failed, for the stuck check."""
+        failed = []
+        if not reply.tool_calls:
+            if self.format == "text":
+                problem = reply.text_error or f"no action in your reply; write {text_actions.FORM}"
+                self._add({"role": "user", "content": f"error: {problem}"}, "nudge")
+                return failed
+            self._silent += 1
+            if self.tool_format == "auto" and self._silent >= SILENT_SWITCH:
+                self._switch_to_text(f"{self._silent} replies in a row without a tool call")
+            else:
+                self._add({"role": "user", "content": AUTO_NUDGE if self.tool_format == "auto" else NUDGE}, "nudge")
+            return failed
+        self._silent = 0
+        for call in reply.tool_calls:
+            handled = self._handle(call, note=reply.text_note)
+            if not handled.ok:
+                failed.append((call.name, call.raw_arguments, handled.observation[:200]))
+        return failed
+
+    def _handle(self, call: ToolCall, note: str = ""):
         """Exactly one tool message (and one ToolResult event) per call, whatever happens: the
         policy, the person's approval and the runner decide, in agent/calls.py."""
         handled = self.calls.handle(call)
         self.submitted = self.calls.submitted
-        self._tool_message(call, handled.observation, handled.origin)
+        self._tool_message(call, (note + "\n" if note else "") + handled.observation, handled.origin)
+        return handled
 
     def _tool_message(self, call: ToolCall, content: str, origin: str) -> None:
+        if call.id.startswith(text_actions.ID_PREFIX):
+            # no native call to answer: the observation is the user's next message
+            header = f"Result of {call.name}:" if origin == "tool" else f"About your {call.name} call:"
+            self._add({"role": "user", "content": f"{header}\n{content}\n\n{text_actions.reminder()}"}, origin)
+            return
         self._add({"role": "tool", "tool_call_id": call.id, "content": content}, origin)
+
+    # --- tool formats ---------------------------------------------------------------------------
+
+    def _schemas(self) -> list[dict]:
+        return [tool.schema() for _, tool in sorted(self.tools.items())]
+
+    def _text_reply(self, reply: ModelReply) -> ModelReply:
+        """A text-mode reply: its one action parsed into the call a native one would be."""
+        parsed = text_actions.parse_action(reply.text, self.tools)
+        reply.tool_calls = [parsed.call] if parsed.call is not None else []
+        reply.text_error, reply.text_note = parsed.error, parsed.note
+        reply.message = {"role": "assistant", "content": reply.text}  # what the model wrote, no native calls
+        return reply
+
+    def _switch_to_text(self, reason: str) -> None:
+        """For the rest of the session: tools described in the prompt, one JSON action per reply."""
+        self.format = "text"
+        self._silent = 0
+        self.session.events.emit(ev.ToolFormat(format="text", reason=reason), AGENT)
+        listing = text_actions.compact_listing(self._schemas())
+        self._add({"role": "user", "content": "Your tool calls are not coming through. From now on, call "
+                   "tools by writing them as text.\n\n" + text_actions.instructions(listing)}, "format")
+
+    # --- a stuck model --------------------------------------------------------------------------
+
+    def _stuck(self, reply: ModelReply, failed: list) -> bool:
+        """The same reply without a call, or the same failing call, REPEATS_STUCK times in a row."""
+        if reply.tool_calls and not failed:
+            self._repeats = []
+            return False
+        key = (" ".join(reply.text.split()), tuple(failed))
+        self._repeats = [*self._repeats, key][-REPEATS_STUCK:]
+        if len(self._repeats) < REPEATS_STUCK or any(k != key for k in self._repeats):
+            return False
+        shown = " ".join(reply.text.split())[:40] or (failed[0][0] if failed else "(empty)")
+        advice = ("it may not support tool calls: try --tool-format text" if self.format == "native"
+                  else "it may be too small for this task, or need a hint")
+        what = "the same failing call" if failed else "the same reply"
+        self.stuck = f"the model repeats itself ({what}): {shown!r} ×{REPEATS_STUCK} — {advice}"
+        return True
+
+    def _wait_stuck(self) -> bool:
+        """Headless: end here. In the app: pause; the person may resume after a hint. False: end."""
+        self._repeats = []
+        self.outcome = "limit"
+        if self.auto_answer is not None:
+            self._status("limit", self.stuck)
+            return False
+        with self._resume:
+            self._paused = True
+        self._status("limit", self.stuck + " (give a hint, then resume)")
+        return True
 
     # --- the conversation ---------------------------------------------------------------------
 
@@ -369,6 +482,12 @@ class Agent:
         self.session.events.emit(ev.AgentStatus(state=state, mode=self.mode, step=self.step, tokens=self.tokens,
                                                 cost=self.cost, reason=reason, max_steps=self.max_steps,
                                                 max_cost=self.max_cost), AGENT)
+
+
+def _refuses_tools(e: ModelError) -> bool:
+    """A provider that does not take `tools` at all (not a failure of one request)."""
+    text = str(e).lower()
+    return e.kind == "bad_request" and "tool" in text
 
 
 def _safe(fn):

@@ -68,6 +68,8 @@ class ModelReply:
     message: dict                 # the assistant message to append to the history, as sent to us
     finish_reason: str | None = None
     retries: int = 0              # how many retries this reply took
+    text_error: str | None = None  # text actions: why no action could be read from the reply
+    text_note: str = ""           # text actions: how a near-miss was read ("read as pdb 'p x'")
 
 
 class ModelError(Exception):

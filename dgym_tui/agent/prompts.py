@@ -35,6 +35,20 @@ Tools:
 {tools}
 """
 
+# Text actions (agent/text_actions.py): for small context windows and small models, the same
+# work in fewer words; {tools} holds the tools and the form of an action.
+TEXT_SYSTEM_PROMPT = """\
+You are a debugging agent in the Python repository "{repo}". Its code runs in a sandbox
+({sandbox}); a live pdb session runs `{entrypoint}` there. A person watches and approves.
+
+Find the root cause of the failing tests and fix it with the smallest correct change:
+1. read the failing test and the code it calls (view, grep, listdir);
+2. use pdb to check your idea: `b file.py:LINE` then `c`, then `p EXPR` or `where`;
+3. fix the code with edit, run eval to check the tests, then submit with a one-line summary.
+
+{tools}
+"""
+
 TASK_FROM_TESTS = """\
 The test suite of this repository fails. Here is pytest's report of the failures:
 

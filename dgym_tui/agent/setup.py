@@ -51,4 +51,5 @@ def make_agent(session, settings: AgentSettings, model=None, **kwargs) -> Agent:
     return Agent(session, model, policy=Policy.from_config(settings.policy),
                  mode="step" if settings.mode == "manual" else settings.mode,
                  max_steps=settings.max_steps, max_cost=settings.max_cost, task=settings.task,
-                 system_template=template, context_window=settings.context_window, **kwargs)
+                 system_template=template, context_window=settings.context_window,
+                 tool_format=settings.tool_format, **kwargs)

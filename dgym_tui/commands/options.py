@@ -43,6 +43,10 @@ def agent_arguments(p: argparse.ArgumentParser, modes: list[str]) -> None:
                         + ("; manual: no agent" if "manual" in modes else "") + " (default: config.toml, else step)")
     p.add_argument("--max-steps", type=int, metavar="N", help="stop the agent after N model calls (default 50)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop the agent once it has cost this much")
+    p.add_argument("--tool-format", choices=["native", "text", "auto"],
+                   help="how the model calls tools: native (the provider's tool calls), text (one fenced JSON "
+                        "action per reply: small and local models), auto (native, switching to text when the "
+                        "model makes no native call; default)")
     p.add_argument("--task", metavar="TEXT", help="what the agent should do (default: fix the failing tests)")
     p.add_argument("--system-prompt", metavar="FILE",
                    help="the agent's system prompt template ({repo} {entrypoint} {tools} {sandbox})")
@@ -54,7 +58,7 @@ def agent_settings(args):
 
     return AgentSettings.load(model=args.model, api_base=args.api_base, mode=args.mode,
                               max_steps=args.max_steps, max_cost=args.max_cost, task=args.task,
-                              system_prompt_file=args.system_prompt)
+                              tool_format=args.tool_format, system_prompt_file=args.system_prompt)
 
 
 def configured_model() -> str | None:

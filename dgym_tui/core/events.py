@@ -364,6 +364,7 @@ class AgentStarted(Payload):
     schemas: list[dict] = field(default_factory=list)  # the tools as the model sees them
     task: str = ""
     resumed: int = 0             # the conversation carried over from before (messages kept)
+    tool_format: str = "native"  # native tool calls, or text actions (one fenced JSON action per reply)
 
 
 @payload
@@ -497,6 +498,15 @@ class AgentStatus(Payload):
     reason: str = ""
     max_steps: int | None = None
     max_cost: float | None = None
+
+
+@payload
+class ToolFormat(Payload):
+    """The agent changed how it calls tools, for the rest of the session (auto: native to text)."""
+
+    kind: ClassVar[str] = "tool_format"
+    format: str                  # native | text
+    reason: str = ""
 
 
 @payload

@@ -36,6 +36,7 @@ class AgentView:
     retry: str = ""                # "retrying in 2 s (rate limited)" while one waits
     conversation: list[dict] = field(default_factory=list)  # the messages, in order
     origins: list[str] = field(default_factory=list)        # who each message is from
+    tool_format: str = "native"    # how the agent calls tools now: native | text
 
 
 @dataclass
@@ -193,11 +194,15 @@ class DebugState:
     def _agent_started(self, d: ev.AgentStarted, actor: str) -> set[str]:
         before = self.agent
         self.agent = AgentView(model=d.model, mode=d.mode, state="running", max_steps=d.max_steps,
-                               max_cost=d.max_cost, scripted=d.scripted)
+                               max_cost=d.max_cost, scripted=d.scripted, tool_format=d.tool_format)
         if d.resumed:  # the same conversation goes on (resume, take-over)
             self.agent.conversation = before.conversation[:d.resumed]
             self.agent.origins = before.origins[:d.resumed]
             self.agent.step, self.agent.tokens, self.agent.cost = before.step, before.tokens, before.cost
+        return {"agent"}
+
+    def _tool_format(self, d: ev.ToolFormat, actor: str) -> set[str]:
+        self.agent.tool_format = d.format
         return {"agent"}
 
     def _agent_message(self, d: ev.AgentMessage, actor: str) -> set[str]:

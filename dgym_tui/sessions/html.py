@@ -289,6 +289,8 @@ class _Builder:
             return actor, "notice", f"⚡ {d.message}", ""
         if isinstance(d, ev.Notice):
             return actor, "notice", f"! {d.message}", ""
+        if isinstance(d, ev.ToolFormat):
+            return actor, "notice", f"⇄ tool calls as {d.format} from now on: {d.reason}", ""
         if isinstance(d, ev.Error):
             return actor, "error", f"✖ {d.message}", ""
         if isinstance(d, ev.Checkpoint):

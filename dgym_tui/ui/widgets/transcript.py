@@ -197,6 +197,8 @@ class Transcript(VerticalScroll, can_focus=True):
             return self._line(actor, "[$warning]agent $s[/]$r", "agent", s=d.state, r=f": {d.reason}" if d.reason else "")
         if isinstance(d, ev.Hint):
             return self._line(actor, "💬 hint for the agent: $t", "hint", t=d.text)
+        if isinstance(d, ev.ToolFormat):
+            return self._line(actor, "[$warning]⇄ tool calls as $f from now on[/]: $r", "agent", f=d.format, r=d.reason)
         if isinstance(d, ev.ModelRetry):
             return self._line(actor, "[dim]model: retrying in $w s ($r)[/]", "retry", w=f"{d.wait_s:.0f}", r=d.reason)
         if isinstance(d, ev.Restored):

@@ -1,0 +1,311 @@
+"""Text actions (issue 25): a model that makes no native tool call still drives the agent.
+
+The parser on its own; then the real agent on a real session (local sandbox, real pdb, real git)
+with a scripted model in text mode, in auto mode (the switch after silent replies, at once when a
+reply already holds a text action, when the provider refuses tools — that one through litellm's
+real HTTP path to the stub server), a stuck model, resume, and the exports of such a session.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from dgym_tui.agent.approval import Answer
+from dgym_tui.agent.loop import Agent
+from dgym_tui.agent.policy import Policy
+from dgym_tui.agent.scripted import ScriptedModel
+from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action
+from dgym_tui.core.events import AGENT
+from dgym_tui.core.session import Session
+from dgym_tui.core.session_file import SessionWriter, read_session
+from dgym_tui.sessions.chat import check_pairs
+from dgym_tui.sessions.export import export
+from dgym_tui.tools import registry
+from test_agent import TALLY, make_repo, one_result_per_call, results
+
+TOOLS = registry()
+ALLOW = Policy.from_config({"allow": ["view", "listdir", "grep", "pdb", "eval", "edit", "submit"], "ask": []})
+
+
+def act(name: str, **arguments) -> str:
+    return f"Let me look.\n```json\n{json.dumps({'name': name, 'arguments': arguments})}\n```"
+
+
+# --- the parser -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, name, args", [
+    (act("pdb", command="b tally/__init__.py:5"), "pdb", {"command": "b tally/__init__.py:5"}),
+    ('I will view it: {"name": "view", "arguments": {"path": "a.py"}}', "view", {"path": "a.py"}),
+    ('<tool_call>\n{"name": "eval", "arguments": {}}\n</tool_call>', "eval", {}),
+    ('```\n{"tool": "grep", "args": {"pattern": "total"}}\n```', "grep", {"pattern": "total"}),
+    ('```json\n{"name": "view", "arguments": "{\\"path\\": \\"b.py\\"}"}\n```', "view", {"path": "b.py"}),
+    ('```json\n{"name": "VIEW", "arguments": {"path": "c.py"}}', "view", {"path": "c.py"}),  # fence never closed
+    ('```json\n{"function": {"name": "listdir", "arguments": {}}}\n```', "listdir", {}),
+])
+def test_one_action_is_read_from_the_forms_models_write(text, name, args):
+    parsed = parse_action(text, TOOLS)
+    assert parsed.error is None and parsed.call is not None
+    assert (parsed.call.name, parsed.call.arguments) == (name, args)
+    assert parsed.call.id.startswith("text_")
+
+
+@pytest.mark.parametrize("text, name, args", [
+    ('```json\n{"name": "p", "arguments": {"expr": "total"}}\n```', "pdb", {"command": "p total"}),
+    ('```json\n{"name": "history", "arguments": {}}\n```', "pdb", {"command": "history"}),
+    ('```json\n{"name": "b", "arguments": {"file": "tally/__init__.py", "line": 5}}\n```', "pdb",
+     {"command": "b tally/__init__.py:5"}),
+    ('```json\n{"name": "pdb", "arguments": {"cmd": "c"}}\n```', "pdb", {"command": "c"}),
+    ('```json\n{"name": "view", "arguments": "tally/__init__.py"}\n```', "view", {"path": "tally/__init__.py"}),
+])
+def test_near_misses_are_repaired_and_the_model_is_told_how(text, name, args):
+    parsed = parse_action(text, TOOLS)
+    assert parsed.call is not None and (parsed.call.name, parsed.call.arguments) == (name, args)
+    assert parsed.note.startswith("(read")
+
+
+@pytest.mark.parametrize("text, says", [
+    ("I think the bug is in mean().", "no action in your reply"),
+    ("```python\nprint({1: 2})\n```", "no action found"),
+    ('```json\n{"name": "view", "arguments": {"path": "a.py"}\n```', "not valid JSON"),
+    (act("view", path="a.py") + "\nthen\n" + act("eval"), "2 actions (view, eval)"),
+])
+def test_none_two_or_a_malformed_action_is_one_line_that_shows_the_form(text, says):
+    parsed = parse_action(text, TOOLS)
+    assert parsed.call is None and says in parsed.error
+    assert "\n" not in parsed.error and '{"name": TOOL, "arguments": {...}}' in parsed.error or "exactly one" in parsed.error
+
+
+def test_the_same_action_twice_is_one_action():
+    parsed = parse_action(act("eval") + "\n" + act("eval"), TOOLS)
+    assert parsed.call is not None and parsed.call.name == "eval"
+
+
+def test_the_compact_listing_is_a_fraction_of_the_schemas():
+    schemas = [t.schema() for _, t in sorted(TOOLS.items())]
+    listing = compact_listing(schemas)
+    assert len(listing.splitlines()) == len(TOOLS)
+    assert "- pdb(command: string, entrypoint?: string):" in listing and "- view(path: string, start?: integer" in listing
+    assert len(instructions(listing)) < len(json.dumps(schemas)) / 2
+
+
+# --- the agent --------------------------------------------------------------------------------
+
+@pytest.fixture
+def session(tmp_path):
+    s = Session(str(make_repo(tmp_path / "tally", TALLY)), sandbox="local")
+    s.start()
+    assert s.state.program == "stopped", s.state.error
+    yield s
+    s.close()
+
+
+class Recording(ScriptedModel):
+    """The scripted model, remembering which tools each query offered."""
+
+    def __init__(self, steps, **kw):
+        super().__init__(steps, **kw)
+        self.offered: list[list[str]] = []
+
+    def query(self, messages, tools, on_delta=None, **kw):
+        self.offered.append([t["function"]["name"] for t in tools])
+        return super().query(messages, tools, on_delta, **kw)
+
+
+FIX = ("Fix it.\n```json\n" + json.dumps({"name": "edit", "arguments": {
+    "path": "tally/__init__.py", "start": 5, "end": 5, "new_code": "    return total / len(values)"}}) + "\n```")
+
+
+def test_text_mode_runs_actions_through_the_same_calls_and_fixes_the_bug(session):
+    model = Recording([{"text": act("pdb", command="b tally/__init__.py:5")}, {"text": act("pdb", command="c")},
+                       {"text": act("pdb", command="p total, len(values)")}, {"text": FIX}, {"text": act("eval")},
+                       {"text": act("submit", message="divide by len(values)")}], name="text")
+    agent = Agent(session, model, mode="auto", max_steps=10, task="fix it", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "submitted" and agent.submitted == "divide by len(values)"
+    assert model.offered and all(offered == [] for offered in model.offered)  # no native tools sent
+    system = model.requests[0]["messages"][0]["content"]
+    assert '{"name": "pdb", "arguments": {"command": "c"}}' in system and "- edit(path: string" in system
+    told = [m for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert any(m["content"].startswith("Result of pdb:") and "(12, 3)" in m["content"] for m in told)
+    assert not any(m["role"] == "tool" or m.get("tool_calls") for m in model.requests[-1]["messages"])
+    assert session.run_tests().ok
+    requested = [(e.data.tool, e.data.verdict) for e in session.events.history if e.kind == "tool_call"]
+    assert requested[:2] == [("pdb", "run"), ("pdb", "run")] and ("edit", "run") in requested
+    replies = [e.data for e in session.events.history if e.kind == "model_reply"]
+    assert all(len(r.tool_calls) == 1 for r in replies)  # each parsed call is in the record
+    assert session.state.agent.tool_format == "text"
+    one_result_per_call(session)
+
+
+def test_a_malformed_or_missing_action_is_told_in_one_line_and_the_agent_goes_on(session):
+    model = Recording([{"text": "The bug is the divisor."},
+                       {"text": '```json\n{"name": "view", "arguments": {"path": "tally/__init__.py"}\n```'},
+                       {"text": act("teleport")}, {"text": act("view", path="tally/__init__.py")}], name="bad")
+    agent = Agent(session, model, mode="auto", max_steps=10, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    agent.run()
+    told = [m["content"] for m in model.requests[4]["messages"] if m["role"] == "user"]
+    assert any(t.startswith("error: no action in your reply; write one action as fenced JSON") for t in told)
+    assert any(t.startswith("error: the action is not valid JSON") for t in told)
+    assert any("there is no tool named 'teleport'" in t for t in told)
+    assert any(t.startswith("Result of view:") and "Viewing `tally/__init__.py`" in t for t in told)
+
+
+def test_auto_switches_to_text_after_two_silent_replies_and_the_switch_is_recorded(session, tmp_path):
+    path = tmp_path / "s.jsonl"
+    writer = SessionWriter.open(str(path), session, mode="auto", model="scripted:silent")
+    model = Recording([{"text": "`eval"}, {"text": "`eval"}, {"text": act("eval")},
+                       {"text": act("submit", message="looked")}], name="silent")
+    agent = Agent(session, model, mode="auto", max_steps=10, task="look", policy=ALLOW, tool_format="auto",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "submitted"
+    writer.close()
+    assert [bool(o) for o in model.offered] == [True, True, False, False]  # native twice, then text
+    nudge = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert "write the call as one action as fenced JSON" in nudge
+    switch = [m["content"] for m in model.requests[2]["messages"] if m["role"] == "user"][-1]
+    assert switch.startswith("Your tool calls are not coming through") and "- eval(" in switch
+    formats = [(e.data.format, e.data.reason) for e in session.events.history if e.kind == "tool_format"]
+    assert formats == [("text", "2 replies in a row without a tool call")]
+    recording = read_session(path)
+    assert [e.kind for e in recording.events].count("tool_format") == 1
+    # the exports stay valid: every native call has its result; the text calls are in each step
+    chat = json.loads(export(recording, "chat"))
+    assert check_pairs(chat["messages"]) == []
+    assert any("Result of eval:" in (m.get("content") or "") for m in chat["messages"])
+    trajectory = json.loads(export(recording, "mini-swe-agent"))
+    assert trajectory["info"]["exit_status"] == "Submitted"
+    debug_gym = json.loads(export(recording, "debug-gym"))
+    assert [s["action"]["name"] for s in debug_gym["log"] if s.get("action")][-2:] == ["eval", "submit"]
+    assert "tool calls as text from now on" in export(recording, "markdown") + export(recording, "html")
+
+
+def test_auto_switches_at_once_when_a_reply_already_holds_a_text_action(session):
+    model = Recording([{"text": act("view", path="tally/__init__.py")}, {"text": act("submit", message="x")}],
+                      name="fenced")
+    agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW,
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "submitted"
+    assert [bool(o) for o in model.offered] == [True, False]
+    assert [r.tool for r in results(session)] == ["view", "submit"]  # the first reply's action ran
+    assert [e.data.reason for e in session.events.history if e.kind == "tool_format"] == [
+        "the model writes its tool calls as text"]
+
+
+def test_a_model_that_repeats_itself_stops_early_with_the_reason(session):
+    model = Recording([{"text": "`eval"}] * 20, name="stuck")
+    agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="native",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "limit"
+    assert agent.step == 3
+    assert agent.stuck == ("the model repeats itself (the same reply): '`eval' ×3 — it may not support tool "
+                           "calls: try --tool-format text")
+    assert session.state.agent.state == "limit" and session.state.agent.reason == agent.stuck
+
+
+def test_the_same_failing_call_three_times_is_stuck_but_stepping_is_not(session):
+    steps = [{"text": act("pdb", command="n")}] * 4 + [{"text": act("view", path="nope.py")}] * 5
+    model = Recording(steps, name="loop")
+    agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "limit"
+    assert agent.step == 7  # four good steps, then three failing views
+    assert "the same failing call" in agent.stuck and "may be too small" in agent.stuck
+
+
+def test_in_the_app_a_stuck_model_pauses_and_goes_on_after_a_hint(session):
+    model = Recording([{"text": "`eval"}] * 3 + [{"text": act("submit", message="ok")}], name="hinted")
+    agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="text")
+    agent.start()
+    deadline = time.monotonic() + 30
+    while session.state.agent.state != "limit":
+        assert time.monotonic() < deadline, session.state.agent
+        time.sleep(0.02)
+    assert "repeats itself" in session.state.agent.reason and "give a hint" in session.state.agent.reason
+    agent.hint("write one JSON action")
+    agent.resume()
+    agent._thread.join(30)
+    assert agent.outcome == "submitted"
+    assert any("A hint from the person: write one JSON action" in (m.get("content") or "")
+               for m in model.requests[-1]["messages"])
+
+
+def test_a_resumed_session_goes_on_in_text_mode(session, tmp_path):
+    path = tmp_path / "s.jsonl"
+    writer = SessionWriter.open(str(path), session, mode="auto", model="scripted:r")
+    model = Recording([{"text": "hm"}, {"text": "hm."}, {"text": act("view", path="tally/__init__.py")}], name="r")
+    agent = Agent(session, model, mode="auto", max_steps=3, task="look", policy=ALLOW,
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "limit"
+    writer.close()
+    resumed = Session.resume(read_session(path), sandbox="local")
+    resumed.start()
+    try:
+        assert resumed.state.agent.tool_format == "text"
+        later = Recording([{"text": act("submit", message="done")}], name="r2")
+        again = Agent(resumed, later, mode="auto", max_steps=5, policy=ALLOW, resume=resumed.state.agent,
+                      auto_answer=lambda r: Answer("approve"))
+        assert again.run() == "submitted" and later.offered == [[]]
+    finally:
+        resumed.close()
+
+
+def test_a_provider_that_refuses_tools_switches_to_text_over_real_http(session):
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from stub_llm_server import StubLLMServer
+
+    def answer(body):
+        if body.get("tools"):
+            return {"status": 400, "message": "this model does not support tools"}
+        return {"text": act("submit", message="over http")}
+
+    with StubLLMServer() as server:
+        server.push(answer, answer)
+        model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
+        agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW,
+                      auto_answer=lambda r: Answer("approve"), on_model_error="stop")
+        assert agent.run() == "submitted" and agent.submitted == "over http"
+        assert [bool(b.get("tools")) for b in server.bodies] == [True, False]
+    reasons = [e.data.reason for e in session.events.history if e.kind == "tool_format"]
+    assert len(reasons) == 1 and reasons[0].startswith("the provider refused tools")
+    assert agent.step == 1  # the refused request was no step
+
+
+def test_the_window_a_local_server_reports_is_used_when_litellm_does_not_know_the_model():
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from dgym_tui.agent.litellm_model import LiteLLMModel, server_context_window
+
+    class Ollama(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            shown = {"model_info": {"qwen2.context_length": 32768}}
+            if body["model"] == "tuned":
+                shown["parameters"] = "stop <|im_end|>\nnum_ctx 12288"
+            data = json.dumps(shown).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Ollama)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_port}"
+    try:
+        assert server_context_window(base + "/v1", "openai/tuned") == 12288
+        assert server_context_window(base, "ollama/plain") == 4096  # Ollama's default, not the trained 32k
+        assert LiteLLMModel("openai/tuned", api_base=base + "/v1").context_window() == 12288
+    finally:
+        httpd.shutdown()
+    assert server_context_window("http://127.0.0.1:9/v1", "openai/x", timeout=0.5) is None
