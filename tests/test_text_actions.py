@@ -309,3 +309,23 @@ def test_the_window_a_local_server_reports_is_used_when_litellm_does_not_know_th
     finally:
         httpd.shutdown()
     assert server_context_window("http://127.0.0.1:9/v1", "openai/x", timeout=0.5) is None
+
+
+@pytest.mark.parametrize("replies, level, says, fix", [
+    ([{"tool_calls": [{"name": "view", "arguments": {"path": "main.py"}}]}], "ok", "native tool calls come back",
+     "--tool-format auto"),
+    ([{"text": "```json\n{\"name\": \"view\"}\n```"}, {"text": act("view", path="main.py")}], "warn",
+     "no native tool call", "--tool-format text"),
+    ([{"status": 400, "message": "tools are not supported"}, {"text": act("view", path="main.py")}], "warn",
+     "the provider refused tools", "--tool-format text"),
+    ([{"text": "I cannot."}, {"text": "Still cannot."}], "fail", "no text action either", "larger"),
+])
+def test_doctor_model_says_whether_native_calls_come_back_and_which_format_suits(replies, level, says, fix):
+    from dgym_tui.doctor import check_model
+    from stub_llm_server import StubLLMServer
+
+    with StubLLMServer() as server:
+        server.push(*replies)
+        [check] = check_model("openai/tiny", server.url)
+        assert [bool(b.get("tools")) for b in server.bodies] == [True, False][:len(replies)]
+    assert check.level == level and says in check.detail and fix in check.fix, check.line()
