@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -138,3 +139,21 @@ def real_run_dir(root: Path, sandbox: str = "local") -> tuple[Path, dict[str, Pa
     run_dir = root / "run"
     run_batch(run_dir, config, tasks, LocalExecutor(workers=2), write_report=False, reap=False)
     return run_dir, {"fixed": fixed, "half": half, "gone": gone}
+
+
+def shared_real_run_dir(tmp_path_factory) -> Path:
+    """The real batch of real_run_dir, made once per test session (both review test modules use
+    it; each test works on a copy: see copy_run)."""
+    root = tmp_path_factory.getbasetemp() / "review-real-batch"
+    if not (root / "run" / "results.jsonl").is_file():
+        shutil.rmtree(root, ignore_errors=True)
+        real_run_dir(root)
+    return root
+
+
+def copy_run(made: Path, dest: Path) -> tuple[Path, dict[str, Path]]:
+    """A private copy of a real batch's RUN_DIR and its task repos (tasks.jsonl pointed at them)."""
+    shutil.copytree(made, dest, symlinks=True)
+    tasks = dest / "run" / "tasks.jsonl"
+    tasks.write_text(tasks.read_text().replace(str(made), str(dest)))
+    return dest / "run", {name: dest / "repos" / name for name in ("fixed", "half", "gone")}

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from review_fixtures import fix_patch, git, real_run_dir, synthetic_run_dir, task_repo
+from review_fixtures import copy_run, fix_patch, git, shared_real_run_dir, synthetic_run_dir, task_repo
 
 from dgym_tui.commands.review import main as review_main
 from dgym_tui.review import reviews, revisions
@@ -23,21 +22,11 @@ from dgym_tui.review.inbox import RunDir, RunDirError
 from dgym_tui.review.patch_files import file_changes
 
 
-@pytest.fixture(scope="module")
-def batch_made(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("batch")
-    real_run_dir(root)
-    return root
-
-
 @pytest.fixture
-def real(batch_made, tmp_path) -> tuple[RunDir, dict[str, Path]]:
-    """A private copy of the real batch's RUN_DIR and task repos (tasks.jsonl pointed at the copies)."""
-    root = tmp_path / "copy"
-    shutil.copytree(batch_made, root, symlinks=True)
-    tasks = root / "run" / "tasks.jsonl"
-    tasks.write_text(tasks.read_text().replace(str(batch_made), str(root)))
-    return RunDir.open(root / "run"), {name: root / "repos" / name for name in ("fixed", "half", "gone")}
+def real(tmp_path_factory, tmp_path) -> tuple[RunDir, dict[str, Path]]:
+    """A private copy of the real batch's RUN_DIR and task repos."""
+    run_dir, repos = copy_run(shared_real_run_dir(tmp_path_factory), tmp_path / "copy")
+    return RunDir.open(run_dir), repos
 
 
 def head_state(repo: Path) -> tuple[str, str, str]:

@@ -133,26 +133,37 @@ def patch_of_session(path: str | Path) -> str:
 
 # --- the replay and its take-over ------------------------------------------------------------
 
-def replay(run: RunDir, trial: Trial, command: list[str] | None = None) -> Path | None:
-    """Run the trial's replay in the debugger (`dgym-tui replay`, in this terminal); a take-over
-    there writes its session into a folder of ours. Returns that session, or None when there
-    was no take-over. The replay runs on a copy of the session whose repo is the task's repo at
-    its base, kept in RUN_DIR/revisions/<trial>/takeover/ (the take-over needs it after)."""
+def prepare_replay(run: RunDir, trial: Trial) -> tuple[Path, Path]:
+    """A copy of the trial's session whose repo is the task's repo at its base (a copy kept in
+    RUN_DIR/revisions/<trial>/takeover/<n>/: a take-over starts from it), and the folder a
+    take-over's session is to be written in (DGYM_TUI_DATA_DIR). Returns (session copy, folder)."""
     task = task_of(run, trial)
     folder = run.path / revisions.FOLDER / trial.id / "takeover"
-    stamp = str(len(list(folder.glob("*"))) if folder.is_dir() else 0)
-    work = folder / stamp
+    number = 1 + max((int(p.name) for p in folder.glob("*") if p.name.isdigit()), default=0)
+    work = folder / str(number)
     work.mkdir(parents=True)
     with repo_at_base(task) as base:
         repo = work / "repo"
         shutil.copytree(base, repo, symlinks=True)
     copy = work / "replayed.jsonl"
     rewrite_repo(run.session_path(trial), copy, repo)
-    data_dir = work / "sessions"
+    return copy, work / "sessions"
+
+
+def taken_over(data_dir: Path) -> Path | None:
+    """The session a take-over wrote in data_dir, if there was one (the newest)."""
+    taken = sorted(Path(data_dir).rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    return taken[-1] if taken else None
+
+
+def replay(run: RunDir, trial: Trial, command: list[str] | None = None) -> Path | None:
+    """Run the trial's replay in the debugger (`dgym-tui replay`, in this terminal: the caller
+    hands it over). A take-over there writes its session into a folder of ours; returns that
+    session, or None when there was no take-over."""
+    copy, data_dir = prepare_replay(run, trial)
     env = dict(os.environ, DGYM_TUI_DATA_DIR=str(data_dir))
     subprocess.run(command or [sys.executable, "-m", "dgym_tui", "replay", str(copy)], env=env)
-    taken = sorted(data_dir.rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)
-    return taken[-1] if taken else None
+    return taken_over(data_dir)
 
 
 def rewrite_repo(source: Path, target: Path, repo: Path) -> None:

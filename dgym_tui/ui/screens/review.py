@@ -288,7 +288,7 @@ class ReviewApp(App):
             self.register_theme(t)
         wanted = theme or load_config().get("theme") or DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
-        self.run = run
+        self.rundir = run
         self.scorer = scorer              # review/rework.py's default when None
         self.agent_runner = agent_runner  # likewise, for send-back
         self.model, self.api_base = model, api_base
@@ -319,10 +319,21 @@ class ReviewApp(App):
             self.notify(one_line(message), severity=severity, title="Review", timeout=10)
 
     def show_help(self) -> None:
+        from textual.containers import Vertical, VerticalScroll
+        from textual.widgets import Label
+
         from dgym_tui.ui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen([("The inbox", ReviewScreen.BINDINGS),
-                                     ("A trial", TrialScreen.BINDINGS)]))
+        class ReviewHelp(HelpScreen):
+            def compose(self) -> ComposeResult:
+                with Vertical():
+                    yield Label("dgym-tui review — keys", classes="title")
+                    with VerticalScroll(can_focus=True):
+                        for title, bindings in self.sections:
+                            yield Static(self.render_section(title, bindings), classes="section")
+                    yield Label("Escape closes · ctrl+p: every command (exports, apply, branches)", classes="hint")
+
+        self.push_screen(ReviewHelp([("The inbox", ReviewScreen.BINDINGS), ("A trial", TrialScreen.BINDINGS)]))
 
     # --- decisions --------------------------------------------------------------------------
 
@@ -344,7 +355,7 @@ class ReviewApp(App):
 
     def _record(self, t: Trial, verdict: str, note: str, done) -> None:
         try:
-            t.verdict = reviews.record(self.run.path, t.id, verdict, t.patch_sha256, note, revision=t.revision)
+            t.verdict = reviews.record(self.rundir.path, t.id, verdict, t.patch_sha256, note, revision=t.revision)
         except OSError as e:
             self.say(f"not recorded: {e}", "error")
             return
@@ -357,13 +368,13 @@ class ReviewApp(App):
         from dgym_tui.ui.screens.code_editor import CodeEditorScreen
 
         def got(text: str | None) -> None:
-            if text is None or text == self.run.patch(t):
+            if text is None or text == self.rundir.patch(t):
                 self.say("the patch is unchanged")
                 return
             self._rework("edit", t, patch=text)
 
         screen = CodeEditorScreen(f"Edit the patch of {t.id} (scored again before it can be approved)",
-                                  self.run.patch(t), path="patch.diff")
+                                  self.rundir.patch(t), path="patch.diff")
         self.push_screen(screen, got)
 
     def send_back(self, t: Trial) -> None:
@@ -381,12 +392,21 @@ class ReviewApp(App):
     def open_replay(self, t: Trial) -> None:
         from dgym_tui.review import rework
 
-        session = self.run.session_path(t)
+        session = self.rundir.session_path(t)
         if not session.is_file() or session.stat().st_size == 0:
             self.say(f"{t.id} has no session file to replay", "warning")
             return
-        with self.suspend():
-            taken = rework.replay(self.run, t)
+        from textual.app import SuspendNotSupported
+
+        try:
+            try:
+                with self.suspend():  # the replay is the debugger app: it takes the terminal meanwhile
+                    taken = rework.replay(self.rundir, t)
+            except SuspendNotSupported:  # no terminal to hand over (a headless run): it runs as it is
+                taken = rework.replay(self.rundir, t)
+        except (rework.ReworkError, OSError) as e:
+            self.say(f"{t.id}: the replay did not open: {e}", "error")
+            return
         if taken is not None:
             self._rework("take-over", t, session_file=taken)
         else:
@@ -403,7 +423,7 @@ class ReviewApp(App):
         from dgym_tui.review import rework
 
         try:
-            message = rework.make_revision(self.run, t, origin, scorer=self.scorer, agent_runner=self.agent_runner,
+            message = rework.make_revision(self.rundir, t, origin, scorer=self.scorer, agent_runner=self.agent_runner,
                                            model=self.model, api_base=self.api_base, **kwargs)
             severity = "information"
         except rework.ReworkError as e:
@@ -411,7 +431,7 @@ class ReviewApp(App):
         self.call_from_thread(self._reworked, t, message, severity)
 
     def _reworked(self, t: Trial, message: str, severity: str) -> None:
-        self.run.refresh(force=True)
+        self.rundir.refresh(force=True)
         if t.pending in ("scoring…", "agent…") and severity == "error":
             t.pending = None
         self.inbox.redraw()
@@ -439,17 +459,17 @@ class ReviewApp(App):
 
         try:
             if what == "patches":
-                written = exports.export_patches(self.run)
-                message = f"{len(written)} approved patch(es) written to {self.run.path / exports.APPROVED}"
+                written = exports.export_patches(self.rundir)
+                message = f"{len(written)} approved patch(es) written to {self.rundir.path / exports.APPROVED}"
             elif what == "preds":
-                path = self.run.path / exports.APPROVED / "predictions.jsonl"
+                path = self.rundir.path / exports.APPROVED / "predictions.jsonl"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                message = f"{exports.export_preds(self.run, path)} prediction(s) written to {path}"
+                message = f"{exports.export_preds(self.rundir, path)} prediction(s) written to {path}"
             elif what == "apply":
-                done = exports.apply_approved(self.run)
+                done = exports.apply_approved(self.rundir)
                 message = "; ".join(done) or "nothing to apply: no approved trial with a change"
             else:
-                made = exports.make_branches(self.run)
+                made = exports.make_branches(self.rundir)
                 message = "; ".join(made) or "no approved trial with a change: no branch made"
             severity = "information"
         except (exports.ExportError, OSError) as e:

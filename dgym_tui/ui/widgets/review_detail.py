@@ -71,7 +71,7 @@ class ReviewDetail(VerticalScroll, can_focus=True):
         r = self.trial.result
         table = Table(box=None, show_header=False, padding=(0, 1), expand=True, title_justify="left",
                       title=Text(self._counts(), style="bold"))
-        table.add_column(width=8, no_wrap=True)
+        table.add_column(width=10, no_wrap=True)
         table.add_column(ratio=1)
         for label, tests in (("FAIL→PASS", r.get("fail_to_pass")), ("PASS→PASS", r.get("pass_to_pass"))):
             if not isinstance(tests, dict) or not tests:
