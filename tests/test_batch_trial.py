@@ -162,3 +162,57 @@ def test_docker_resolved_then_a_timeout_kills_the_sandbox(tmp_path):
     if r["steps"] >= 2:  # the edit was made before the clock ran out: it is in the patch, and scored
         assert "return a + b" in out.patch and r["status"] == "resolved"
     assert _trial_containers(client) == []
+
+
+def readme_example() -> str:
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Python API", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def _run_example(code: str, tmp_path, monkeypatch, capsys) -> str:
+    folder_of_repos(tmp_path / "tasks", names=("calc",))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md (Python API)", "exec"), {})
+    return capsys.readouterr().out
+
+
+@pytest.mark.docker
+def test_the_readme_python_api_example_as_written(tmp_path, monkeypatch, capsys):
+    from conftest import require_docker
+
+    client = require_docker()
+    out = _run_example(readme_example(), tmp_path, monkeypatch, capsys)
+    assert "test_add" in out and "(2, 3)" in out  # the failing test, then pdb's `p a, b`
+    assert "+    return a + b" in out
+    assert out.rstrip().endswith("True the whole suite passes (2 tests)"), out
+    assert [c for c in client.containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={os.getpid()}"})
+            if "dgym-env-" in c.labels.get("dgym-tui.repo", "")] == []
+
+
+def test_the_python_api_locally(tmp_path, monkeypatch, capsys):
+    """The same example on the local sandbox, plus what it does not show: a tool not allowed,
+    submit's done, score before any fix, the recorded session."""
+    code = readme_example()
+    assert 'sandbox="docker"' in code
+    out = _run_example(code.replace('sandbox="docker"', 'sandbox="local"'), tmp_path, monkeypatch, capsys)
+    assert out.rstrip().endswith("True the whole suite passes (2 tests)"), out
+
+    from dgym_tui.batch import TaskEnv
+
+    task = load_tasks(tmp_path / "tasks")[0]
+    with TaskEnv(task, sandbox="local", tools=["view", "edit"], session_file=str(tmp_path / "s.jsonl")) as env:
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step("view", path="calc.py")
+        assert "test_add" in env.reset()
+        assert sorted(t["function"]["name"] for t in env.tools) == ["edit", "submit", "view"]
+        refused = env.step("bash", command="ls")
+        assert not refused.ok and "not allowed" in refused.observation
+        assert "return a - b" in env.step("view", path="calc.py").observation
+        env.step("edit", path="tests/test_calc.py", start=5, end=5, new_code="    assert True")
+        score = env.score()
+        assert not score.resolved and score.reverted == ["tests/test_calc.py"]
+        assert env.step("submit", message="done").done
+    assert b'"tool_result"' in (tmp_path / "s.jsonl").read_bytes()

@@ -289,9 +289,10 @@ class AgentRun:
                                                 on_model_error="stop")
                 if self.timed_out:
                     return
-                self.outcome = agent.run()
-            if self.timed_out:
+                ended = agent.run()
+            if self.timed_out:  # the wall clock stopped it: "timeout" stays
                 return
+            self.outcome = ended
             if self.outcome == "limit":
                 self.limit_reason = (f"reached the step limit ({spec.max_steps})"
                                      if spec.max_steps is not None and agent.step >= spec.max_steps

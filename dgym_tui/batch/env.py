@@ -1,0 +1,125 @@
+"""The Python API, for people who write their own agents, in the manner of debug-gym's
+`env.reset()` / `env.step(action)`: open a task in a sandbox, call the tools, score, close.
+
+    from dgym_tui.batch import TaskEnv, load_tasks
+
+    task = load_tasks("path/to/tasks")[0]
+    with TaskEnv(task, sandbox="docker") as env:
+        text = env.reset()                         # the task, as an agent reads it
+        out = env.step("pdb", command="b calc.py:2")
+        out = env.step("edit", path="calc.py", start=2, end=2, new_code="    return a + b")
+        score = env.score()                        # in a fresh sandbox, hidden tests added
+        print(score.resolved, score.reason)
+
+The same objects as the batch: the trial's session (its own sandbox, the hidden tests never in
+it), Session.run_tool for every call (as actor "agent": recorded, replayable), scoring.py for the
+score. Nothing here asks for approval: the caller is the agent and its own judge.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dgym_tui.batch.scoring import Score, score_patch
+from dgym_tui.batch.spec import Task
+from dgym_tui.batch.trial import arm_tools, open_session, prepare_repo, task_text
+
+ACTOR = "agent"
+
+
+@dataclass
+class Step:
+    """What one tool call gave back: the observation (as a model reads it), whether the call
+    went well, and done once `submit` was called."""
+
+    observation: str
+    ok: bool = True
+    done: bool = False
+
+
+class TaskEnv:
+    """One task in a sandbox of its own. tools: the tool names to allow (default: every tool).
+    session_file: where to record the session (JSON lines; `dgym-tui replay` reads it)."""
+
+    def __init__(self, task: Task, sandbox: str = "auto", image: str | None = None,
+                 tools: list[str] | None = None, session_file: str | None = None):
+        self.task = task
+        self.sandbox, self.image = sandbox, image
+        self._tools = arm_tools(tools or [])
+        self.session_file = session_file
+        self.session = None
+        self.done = False
+        self.submitted: str | None = None
+        self._tmp: Path | None = None
+        self._repo: Path | None = None
+        self._writer = None
+
+    # --- the loop -------------------------------------------------------------------------------
+
+    def reset(self) -> str:
+        """A fresh sandbox at the task's base (a running one is closed first); returns the task's
+        text: its problem statement, else made from its failing tests."""
+        self.close()
+        self._tmp = Path(tempfile.mkdtemp(prefix="dgym-env-"))
+        self._repo = prepare_repo(self.task, self._tmp)
+        self.session = open_session(self.task, self._repo, sandbox=self.sandbox, image=self.image)
+        if self.session_file:
+            from dgym_tui.core.session_file import SessionWriter
+
+            self._writer = SessionWriter.open(self.session_file, self.session, mode="auto", model="python-api")
+        self.done, self.submitted = False, None
+        return task_text(self.session, self.task)
+
+    def step(self, tool: str, **args) -> Step:
+        """Call one tool with its arguments (as a model would: `env.step("view", path="a.py")`)."""
+        session = self._live()
+        if tool not in self._tools:
+            return Step(f"error: the tool {tool!r} is not allowed here (tools: {', '.join(sorted(self._tools))})",
+                        ok=False, done=self.done)
+        output = session.run_tool(tool, args, actor=ACTOR)
+        if output.submitted is not None:
+            self.done, self.submitted = True, output.submitted
+        return Step(output.observation, ok=output.ok, done=self.done)
+
+    def score(self) -> Score:
+        """The change so far, scored as a batch scores it: in a fresh sandbox at the base, test
+        files reverted, the hidden tests added. The env's own sandbox is left as it is."""
+        session = self._live()
+        box = session.sandbox
+        return score_patch(self.task, self.patch(), str(self._repo), sandbox=box.kind,
+                           image=getattr(box, "image", None) or self.image, python=box.python)
+
+    def patch(self) -> str:
+        """The change against the task's base (git diff, new files included)."""
+        return self._live().diff()
+
+    @property
+    def tools(self) -> list[dict]:
+        """The allowed tools' JSON schemas, as a model is given them."""
+        return [self._tools[name].schema() for name in sorted(self._tools)]
+
+    def close(self) -> None:
+        """Remove the sandbox and the temp folder (safe twice)."""
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _live(self):
+        if self.session is None:
+            raise RuntimeError("call reset() first: the task has no sandbox yet")
+        return self.session
+
+    def __enter__(self) -> TaskEnv:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
