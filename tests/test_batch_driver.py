@@ -177,3 +177,167 @@ def test_make_executor_by_name():
     assert isinstance(make_executor("local", workers=3), LocalExecutor)
     with pytest.raises(ValueError, match="unknown executor 'nope'"):
         make_executor("nope")
+
+
+# --- `dgym-tui batch` end to end: real task sets, real sandboxes, the stub model over HTTP -------
+
+from conftest import require_docker  # noqa: E402
+from stub_llm_server import StubLLMServer  # noqa: E402
+
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+def make_task_set(root: Path, names: list[str]) -> Path:
+    """A folder of repos, one per name; each an `add` with a bug and a test named after the repo
+    (test_add_<name>), which is how the stub tells the trials' requests apart."""
+    for name in names:
+        repo = root / name
+        repo.mkdir(parents=True)
+        (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        (repo / f"test_calc_{name.replace('-', '_')}.py").write_text(
+            f"from calc import add\n\n\ndef test_add_{name.replace('-', '_')}():\n    assert add(2, 3) == 5\n")
+    return root
+
+
+class BatchModel:
+    """The stub's answers for a whole batch at once: each request is put down to its trial (the
+    repo named in the conversation, the arm from the tools offered) and answered by the repo's
+    name: resolved-* edits the fix in then submits, unresolved-* submits at once, limit-* views
+    a file until the step limit, error-* gets an HTTP 400 (a provider's error)."""
+
+    def __init__(self, names: list[str], delay: float = 0.0):
+        self.names = names
+        self.delay = delay
+        self.calls: dict[str, int] = {}
+        self.server = StubLLMServer()
+        self.server.push(*[self.answer] * 5000)
+
+    def trial_of(self, body: dict) -> tuple[str, str]:
+        text = json.dumps(body.get("messages"))
+        name = next(n for n in self.names if f"test_add_{n.replace('-', '_')}" in text)
+        tools = sorted(t["function"]["name"] for t in body.get("tools") or [])
+        return name, "with-pdb" if "pdb" in tools else "no-pdb"
+
+    def answer(self, body: dict) -> dict:
+        name, arm = self.trial_of(body)
+        key = f"{name}__{arm}"
+        self.calls[key] = n = self.calls.get(key, 0) + 1
+        kind = name.split("-")[0]
+        reply = {"delay": self.delay}
+        if kind == "error":
+            return {**reply, "status": 400, "message": "stub: this model refuses"}
+        if kind == "resolved":
+            if n == 1:
+                return {**reply, "tool_calls": [{"name": "edit", "arguments": {"path": "calc.py", "new_code": FIXED}}]}
+            return {**reply, "tool_calls": [{"name": "submit", "arguments": {"message": "fixed add"}}]}
+        if kind == "limit":
+            return {**reply, "tool_calls": [{"name": "view", "arguments": {"path": "calc.py"}}]}
+        return {**reply, "tool_calls": [{"name": "submit", "arguments": {"message": "nothing to do"}}]}
+
+
+def batch_command(tasks: Path, out: Path, url: str, *extra: str, sandbox: str = "docker") -> list[str]:
+    return ["dgym-tui", "batch", str(tasks), "--model", "openai/stub", "--api-base", url, "--out", str(out),
+            "--arm", "with-pdb=pdb,view,edit,eval", "--arm", "no-pdb=view,edit,eval", "--max-steps", "3",
+            "--sandbox", sandbox, "--yes", *extra]
+
+
+def our_containers(client, pids: set[int]) -> list[str]:
+    """Containers whose owner is one of these processes (the batch's workers)."""
+    import socket
+
+    return [c.name for c in client.containers.list(all=True, filters={"label": "dgym-tui.app"})
+            if c.labels.get("dgym-tui.owner-host") == socket.gethostname()
+            and int(c.labels.get("dgym-tui.owner-pid") or 0) in pids]
+
+
+def children(pid: int) -> set[int]:
+    """Every descendant of pid (from /proc): the executor's forkserver and workers."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+@pytest.mark.docker
+def test_batch_every_status_two_arms_then_resume_after_sigkill(tmp_path):
+    client = require_docker()
+    names = ["resolved-a", "unresolved-b", "limit-c", "error-d"]
+    tasks = make_task_set(tmp_path / "tasks", names)
+    out = tmp_path / "run"
+    model = BatchModel(names, delay=0.3)
+    with model.server:
+        cmd = batch_command(tasks, out, model.server.url, "--workers", "2")
+        driver = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
+        # SIGKILL the driver once some but not all trials are done
+        deadline = time.time() + 240
+        pids: set[int] = set()
+        while time.time() < deadline and driver.poll() is None:
+            pids |= children(driver.pid)
+            done = list(out.glob("trials/*/result.json"))
+            if 2 <= len(done) < 8:
+                break
+            time.sleep(0.2)
+        assert driver.poll() is None, driver.stdout.read()
+        done_before = {p.parent.name for p in out.glob("trials/*/result.json")}
+        pids |= children(driver.pid)
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(10)
+        calls_before = dict(model.calls)
+        # its workers go with it (they get SIGTERM when their parent dies) and remove their sandboxes
+        deadline = time.time() + 30
+        while time.time() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
+            time.sleep(0.2)
+        # the same command goes on
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+        assert again.returncode == 1, again.stdout + again.stderr  # 1: errors remain (error-d)
+        calls_after = dict(model.calls)
+    results = {r["trial"]: r for r in rd.load_results(out)}
+    assert len(results) == 8
+    status = {t: r["status"] for t, r in results.items()}
+    assert status["resolved-a__with-pdb__1"] == status["resolved-a__no-pdb__1"] == "resolved"
+    assert status["unresolved-b__with-pdb__1"] == "unresolved"
+    assert status["limit-c__no-pdb__1"] == "limit"
+    assert status["error-d__with-pdb__1"] == "error"
+    # nothing run twice: a trial finished before the kill got no request after it
+    for trial in done_before:
+        key = trial.rsplit("__", 1)[0]
+        assert calls_after.get(key) == calls_before.get(key), (trial, calls_before, calls_after)
+    # the log: no TTY, one line per finished trial
+    assert again.stdout.count("]") >= 8 - len(done_before)
+    assert "report.html" in again.stdout
+    # no sandbox of either run left behind
+    assert our_containers(client, pids) == []
+    assert (out / "report.html").exists() and (out / "summary.md").exists()
+
+
+def test_batch_reaches_every_status_in_two_arms(tmp_path):
+    """Every status in one batch, both arms, in local sandboxes (the quickest: the Docker test
+    below goes through a SIGKILL and a resume)."""
+    names = ["resolved-a", "unresolved-b", "limit-c", "error-d"]
+    tasks = make_task_set(tmp_path / "tasks", names)
+    out = tmp_path / "run"
+    model = BatchModel(names)
+    with model.server:
+        done = subprocess.run(batch_command(tasks, out, model.server.url, "--workers", "4", sandbox="local"),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr  # 1: errors to retry remain
+    status = {r["trial"]: r["status"] for r in rd.load_results(out)}
+    assert status == {f"{n}__{arm}__1": n.split("-")[0] for n in names for arm in ("with-pdb", "no-pdb")}, status
+    # one line per finished trial (no TTY), then the total and where the report is
+    lines = done.stdout.splitlines()
+    assert sum(1 for line in lines if line.startswith("[")) == 8
+    assert any("resolved-a__with-pdb__1: resolved" in line for line in lines)
+    assert "8/8 done (2 resolved, 2 unresolved, 2 limit, 2 error)" in done.stdout
+    assert "--retry errors" in done.stdout and (out / "report.html").exists()
+    # every trial asked the model only as many times as its script (nothing run twice)
+    assert model.calls["resolved-a__with-pdb"] == 2 and model.calls["limit-c__no-pdb"] == 3

@@ -57,9 +57,9 @@ class UsageError(Exception):
 def parse_arms(values: list[str]) -> list:
     """--arm NAME=TOOL,TOOL… -> Arms; none given: one arm 'all' with every tool."""
     from dgym_tui.batch.spec import Arm
-    from dgym_tui.tools import registry as tools_registry
+    from dgym_tui.tools import registry as tool_registry
 
-    known = tools_registry.registry()
+    known = tool_registry()
     if not values:
         return [Arm("all", list(known))]
     arms, names = [], set()
