@@ -341,3 +341,59 @@ def test_batch_reaches_every_status_in_two_arms(tmp_path):
     assert "--retry errors" in done.stdout and (out / "report.html").exists()
     # every trial asked the model only as many times as its script (nothing run twice)
     assert model.calls["resolved-a__with-pdb"] == 2 and model.calls["limit-c__no-pdb"] == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--arm", "x=pdb,teleport"], "--arm x: unknown tool teleport (tools: "),
+    (["--arm", "x"], "write NAME=TOOL,TOOL"),
+    (["--api-base", "http://127.0.0.1:9/v1"], "the model's server does not answer at http://127.0.0.1:9/v1"),
+    (["--executor", "carrier-pigeon"], "unknown executor 'carrier-pigeon'"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    tasks = make_task_set(tmp_path / "tasks", ["resolved-a"])
+    done = subprocess.run(["dgym-tui", "batch", str(tasks), "--model", "openai/stub", "--out", str(tmp_path / "run"),
+                           "--api-base", "http://127.0.0.1:9/v1", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "run").exists()  # nothing written
+
+
+def test_missing_task_set_and_another_batchs_run_dir(tmp_path):
+    done = subprocess.run(["dgym-tui", "batch", str(tmp_path / "nope"), "--model", "scripted:x", "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.strip() == f"dgym-tui batch: {tmp_path / 'nope'}: no such file or folder"
+    # a RUN_DIR made with other options is refused by the command too, saying what differs
+    tasks = make_task_set(tmp_path / "tasks", ["resolved-a"])
+    rd.prepare(tmp_path / "run", {"tasks": str(tasks), "model": "openai/other"}, [])
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    done = subprocess.run(["dgym-tui", "batch", str(tasks), "--model", f"scripted:{script}", "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "another configuration" in done.stderr
+    assert f'model: "openai/other" then, "scripted:{script}" now' in done.stderr
+
+
+def test_live_table_shows_running_trials_with_step_cost_and_totals():
+    import io
+
+    from dgym_tui.batch.progress import LiveProgress
+
+    out = io.StringIO()
+    progress = LiveProgress(out)
+    specs = [TrialSpec(task=t, arm=Arm("with-pdb", ["pdb"]), attempt=1, model="m")
+             for t in tasks_named("alpha", "beta", "\x1b[2Jevil")]
+    progress.begin(specs, [])
+    progress.event("alpha__with-pdb__1", {"kind": "started"})
+    progress.event("alpha__with-pdb__1", {"step": 4, "cost": 0.0123})
+    progress.finished(specs[1], {"status": "resolved", "steps": 2, "cost": 0.01, "seconds": 3})
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(progress._render())
+    table = console.file.getvalue()
+    progress.end()
+    row = next(line for line in table.splitlines() if "alpha" in line)
+    assert "running" in row and " 4 " in row and "$0.0123" in row and "0m0" in row
+    assert "resolved" in next(line for line in table.splitlines() if "beta" in line)
+    assert "1 waiting" in table and "1/3 done (1 resolved" in table and "left ~" in table
+    assert "\x1b[2J" not in out.getvalue() + table

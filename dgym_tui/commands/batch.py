@@ -136,6 +136,13 @@ def _main(args) -> int:
     if not os.path.exists(args.tasks):
         raise UsageError(f"{args.tasks}: no such file or folder")
     arms = parse_arms(args.arm)
+    scripted = args.model.startswith("scripted:")
+    try:
+        executor = make_executor(args.executor, workers=args.workers,
+                                 **({} if args.executor != "local" or scripted else
+                                    {"preload": ["litellm"]}))
+    except ValueError as e:
+        raise UsageError(one_line(str(e))) from None
     try:
         from dgym_tui.batch.tasks import load_tasks
 
@@ -148,13 +155,6 @@ def _main(args) -> int:
                          max_cost=args.max_cost, trial_timeout=args.trial_timeout, sandbox=args.sandbox,
                          image=args.image, yes=args.yes, workers=args.workers, executor=args.executor,
                          total_cost=args.total_cost)
-    scripted = args.model.startswith("scripted:")
-    try:
-        executor = make_executor(args.executor, workers=args.workers,
-                                 **({} if args.executor != "local" or scripted else
-                                    {"preload": ["litellm"]}))
-    except ValueError as e:
-        raise UsageError(one_line(str(e))) from None
     if not scripted:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # workers inherit it (no fetch at import)
     # SIGTERM (a CI's cancel, systemd) ends the batch as Ctrl-C does: sandboxes removed, results kept.
