@@ -9,7 +9,7 @@ a process or a Ray node as they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
@@ -91,9 +91,15 @@ class TrialOutcome:
 class Executor(Protocol):
     """Runs trials, each a call of `run_trial(spec)` somewhere; yields (spec, outcome) as they
     finish. An exception inside a trial becomes an outcome with status "error", never a raise.
-    `cancel()` stops what runs (sandboxes removed) and what waits."""
+    `cancel()` stops what runs (sandboxes removed) and what waits.
 
-    def run(self, specs: list[TrialSpec], on_event: Callable[[str, dict], None] | None = None
+    `specs` is consumed lazily: an executor takes the next spec only when it can start it, so a
+    driver that stops yielding (the batch's total cost reached) starts nothing more.
+    `on_event(trial_id, data)`: {"kind": "started", "node": ...} when a trial starts, then what
+    the trial itself reports, when run_trial takes an `on_event(data)` keyword
+    ({"step": n, "cost": usd, "state": ...}); called on the thread that iterates run()."""
+
+    def run(self, specs: Iterable[TrialSpec], on_event: Callable[[str, dict], None] | None = None
             ) -> Iterator[tuple[TrialSpec, TrialOutcome]]: ...
 
     def cancel(self) -> None: ...
