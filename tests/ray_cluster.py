@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
+# A busy machine (2 cores shared) can take longer than the default 30 s to start a node's agents.
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_raylet_start_wait_time_s": "120"}
 
 
 def free_port() -> int:
@@ -109,7 +110,10 @@ class LocalRayCluster:
         return f"127.0.0.1:{self.port}"
 
     def env(self) -> dict:
-        return {**os.environ, **RAY_ENV}
+        """The nodes' environment: no provider key (a trial's key must come with its spec)."""
+        from dgym_tui.doctor import PROVIDER_KEYS
+
+        return {**{k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS}, **RAY_ENV}
 
     def _ray(self, *args: str) -> None:
         ray_cli = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
@@ -132,11 +136,10 @@ class LocalRayCluster:
         self._ray("--head", "--port", str(self.port), "--num-cpus", "0", "--include-dashboard=false",
                   "--temp-dir", str(self.root / "head"),
                   *self._node_ports())
-        # The workers join side by side: each `ray start` spends seconds importing Ray.
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(self.workers) as pool:
-            list(pool.map(self.add_node, [f"w{i + 1}" for i in range(self.workers)]))
+        # One after the other: side by side on a busy 2-core machine, the nodes' agents were too
+        # slow to start and their raylets gave up on them.
+        for i in range(self.workers):
+            self.add_node(f"w{i + 1}")
         self.wait_nodes(1 + self.workers)
         return self
 
@@ -195,16 +198,25 @@ class LocalRayCluster:
                 return pid
         raise LookupError(f"no raylet for node {name}")
 
+    def node_pids(self, name: str) -> set[int]:
+        """The node's raylet and every process under it (its Ray workers: the trials' owners)."""
+        raylet = self.raylet_pid(name)
+        return _with_descendants({raylet}, _processes())
+
+    def all_pids(self) -> set[int]:
+        """Every process of this cluster (any node's), workers included."""
+        roots, procs = self._pids(str(self.root) + "/")
+        return _with_descendants(roots, procs)
+
     def kill_node(self, name: str) -> None:
         """SIGKILL the node's raylet only: what a crashed machine's raylet looks like to the rest
         (its worker processes notice and exit; its containers stay behind on the engine)."""
         os.kill(self.raylet_pid(name), signal.SIGKILL)
 
     def stop(self) -> None:
-        roots, procs = self._pids(str(self.root) + "/")
-        pids = _with_descendants(roots, procs)
+        pids = self.all_pids()
         _kill(pids, signal.SIGTERM)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 3
         while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") and _alive(p) for p in pids):
             time.sleep(0.1)
         _kill(pids)
