@@ -224,10 +224,13 @@ def test_review_screen_snapshot(snap_compare, tmp_path):
     reviews.record(run_dir, first.id, "approve", first.patch_sha256, by="t")
     reviews.record(run_dir, second.id, "reject", second.patch_sha256, "wrong fix", by="t")
 
+    app = ReviewApp(RunDir.open(run_dir), theme="dgym-dark")
+
     async def settle(pilot):
+        await wait_for(pilot, lambda: all(t.added is not None for t in app.rundir.trials.values()), what="diff sizes")
         await pilot.pause(0.2)
 
-    assert snap_compare(ReviewApp(RunDir.open(run_dir), theme="dgym-dark"), terminal_size=(80, 24), run_before=settle)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
 
 
 # --- the installed app in a terminal --------------------------------------------------------------

@@ -36,8 +36,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from dgym_tui.core.safe_text import one_line
-    from dgym_tui.review.exports import ExportError, apply_approved, export_patches, export_preds, make_branches
     from dgym_tui.review.inbox import RunDir, RunDirError
 
     try:
@@ -51,6 +49,9 @@ def main(argv: list[str]) -> int:
 
         ReviewApp(run, theme=args.theme, model=args.model, api_base=args.api_base).run()
         return 0
+    from dgym_tui.core.safe_text import one_line
+    from dgym_tui.review.exports import ExportError, apply_approved, export_patches, export_preds, make_branches
+
     try:
         if args.list:
             print_list(run, args.json)

@@ -21,7 +21,8 @@ from textual.widgets import DataTable, Footer, Static
 from dgym_tui.core.safe_text import one_line
 from dgym_tui.review import reviews
 from dgym_tui.review.inbox import STATUS_ORDER, RunDir, Trial
-from dgym_tui.ui.widgets.review_detail import STATUS_STYLE, ReviewDetail
+
+STATUS_STYLE = {"resolved": "bold green", "unresolved": "bold red", "limit": "bold yellow", "error": "bold magenta"}
 
 CSS_PATH = Path(__file__).with_suffix(".tcss")
 POLL_SECONDS = 1.0
@@ -73,6 +74,16 @@ class ReviewScreen(Screen):
     def on_mount(self) -> None:
         self.redraw()
         self.set_interval(POLL_SECONDS, self.poll)
+        self._diff_sizes()
+
+    @work(thread=True, group="review-sizes")
+    def _diff_sizes(self) -> None:
+        """Each patch's +/- counts, read after the first frame (a file per trial)."""
+        missing = [t for t in self.run.sorted_trials() if t.added is None]
+        for t in missing:
+            self.run.diff_size(t)
+        if missing:
+            self.app.call_from_thread(self.redraw)
 
     # --- drawing ----------------------------------------------------------------------------
 
@@ -113,7 +124,7 @@ class ReviewScreen(Screen):
         self.draw_header()
 
     def row(self, t: Trial) -> list:
-        added, removed = self.run.diff_size(t)
+        added, removed = (t.added, t.removed) if t.added is not None else ("…", "…")
         cost = "?" if t.cost is None else f"{t.cost:.3f}"
         verdict_style = {"approved": "green", "rejected": "red", "approve?": "yellow"}.get(t.verdict_text, "")
         return [one_line(t.task), one_line(t.arm), str(t.attempt) + (f"r{t.revision}" if t.revision else ""),
@@ -235,12 +246,14 @@ class TrialScreen(Screen):
         self.run, self.trial = run, trial
 
     def compose(self) -> ComposeResult:
+        from dgym_tui.ui.widgets.review_detail import ReviewDetail
+
         yield ReviewDetail(self.trial, self.run.patch(self.trial), id="review-detail")
         yield Static(id="review-note")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(ReviewDetail).focus()
+        self.query_one("#review-detail").focus()
 
     def say(self, message: str) -> None:
         self.query_one("#review-note", Static).update(Text(one_line(message)))
@@ -262,7 +275,7 @@ class TrialScreen(Screen):
         self.app.open_replay(self.trial)
 
     def action_toggle_layout(self) -> None:
-        self.query_one(ReviewDetail).toggle_layout()
+        self.query_one("#review-detail").toggle_layout()
 
     def action_back(self) -> None:
         self.dismiss()
