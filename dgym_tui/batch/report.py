@@ -16,6 +16,7 @@ import io
 import itertools
 import math
 import os
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -142,7 +143,8 @@ def _svg(fig) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     _pyplot().close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg"):]  # no XML prolog or DOCTYPE inside HTML
+    text = text[text.index("<svg"):]  # no XML prolog or DOCTYPE inside HTML
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)  # RDF boilerplate, naming URLs
 
 
 def _chart_rates(arms: dict) -> str:
