@@ -245,9 +245,10 @@ def our_containers(client, pids: set[int]) -> list[str]:
     """Containers whose owner is one of these processes (the batch's workers)."""
     import socket
 
-    return [c.name for c in client.containers.list(all=True, filters={"label": "dgym-tui.app"})
-            if c.labels.get("dgym-tui.owner-host") == socket.gethostname()
-            and int(c.labels.get("dgym-tui.owner-pid") or 0) in pids]
+    # the low-level listing: one call, no inspect per container (others' come and go meanwhile)
+    return [c["Names"][0] for c in client.api.containers(all=True, filters={"label": "dgym-tui.app"})
+            if (c.get("Labels") or {}).get("dgym-tui.owner-host") == socket.gethostname()
+            and int((c.get("Labels") or {}).get("dgym-tui.owner-pid") or 0) in pids]
 
 
 def children(pid: int) -> set[int]:
@@ -397,3 +398,31 @@ def test_live_table_shows_running_trials_with_step_cost_and_totals():
     assert "resolved" in next(line for line in table.splitlines() if "beta" in line)
     assert "1 waiting" in table and "1/3 done (1 resolved" in table and "left ~" in table
     assert "\x1b[2J" not in out.getvalue() + table
+
+
+@pytest.mark.docker
+def test_ctrl_c_removes_every_sandbox_and_keeps_what_finished(tmp_path):
+    client = require_docker()
+    names = ["limit-a", "limit-b", "limit-c"]
+    tasks = make_task_set(tmp_path / "tasks", names)
+    out = tmp_path / "run"
+    model = BatchModel(names, delay=1.0)
+    with model.server:
+        driver = subprocess.Popen(batch_command(tasks, out, model.server.url, "--workers", "2"),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        # Ctrl-C once both workers hold a sandbox (to the whole process group, as a terminal does)
+        deadline = time.time() + 240
+        pids: set[int] = set()
+        while time.time() < deadline and driver.poll() is None:
+            pids |= children(driver.pid)
+            if len(our_containers(client, pids)) >= 2:
+                break
+            time.sleep(0.3)
+        assert len(our_containers(client, pids)) >= 2, driver.communicate()
+        os.killpg(driver.pid, signal.SIGINT)
+        stdout, stderr = driver.communicate(timeout=60)
+    assert driver.returncode == 130, stdout + stderr
+    assert "interrupted" in stderr and "the same command goes on" in stderr
+    # removed by the batch itself, before it exited: no reaping needed
+    assert our_containers(client, pids) == []
+    assert (out / "batch.json").exists() and not list(out.glob("trials/*/result.json"))
