@@ -215,6 +215,29 @@ async def test_filters_and_a_running_batch(tmp_path):
         assert "keys" in str(app.screen.query_one(".title").render())
 
 
+async def test_the_palette_exports_predictions_and_makes_branches(tmp_path):
+    repos = [task_repo(tmp_path / "repos", f"calc{i}") for i in range(2)]
+    run_dir = synthetic_run_dir(tmp_path / "run", 4, repos)
+    app = ReviewApp(RunDir.open(run_dir))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        for command in ("SWE-bench predictions", "branch per approved"):
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*command)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not any(w.group == "review-export" and w.is_running for w in app.workers),
+                           what="the export")
+            await pilot.pause(0.3)
+    preds = [json.loads(line) for line in (run_dir / "approved" / "predictions.jsonl").read_text().splitlines()]
+    assert [p["instance_id"] for p in preds] == ["task-0000"]
+    from review_fixtures import git
+
+    assert git(repos[0][0], "branch", "--list", "dgym/*").split() == ["dgym/task-0000"]
+
+
 def test_review_screen_snapshot(snap_compare, tmp_path):
     run_dir = synthetic_run_dir(tmp_path / "run", 12, arms=("all", "no-pdb"))
     from dgym_tui.review import reviews

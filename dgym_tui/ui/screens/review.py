@@ -128,7 +128,7 @@ class ReviewScreen(Screen):
         cost = "?" if t.cost is None else f"{t.cost:.3f}"
         verdict_style = {"approved": "green", "rejected": "red", "approve?": "yellow"}.get(t.verdict_text, "")
         return [one_line(t.task), one_line(t.arm), str(t.attempt) + (f"r{t.revision}" if t.revision else ""),
-                Text(t.status, style=STATUS_STYLE.get(t.status, "")), f"+{added}/-{removed}",
+                Text(one_line(t.status), style=STATUS_STYLE.get(t.status, "")), f"+{added}/-{removed}",
                 "?" if t.steps is None else str(t.steps), cost, Text(t.verdict_text, style=verdict_style)]
 
     def redraw_row(self, t: Trial) -> None:
@@ -188,7 +188,7 @@ class ReviewScreen(Screen):
             self.redraw()
         else:
             self.redraw_row(t)
-            if t.decided and self.table.cursor_row < len(self.shown) - 1:
+            if self.table.cursor_row < len(self.shown) - 1:  # on to the next one
                 self.table.move_cursor(row=self.table.cursor_row + 1, animate=False)
 
     def action_edit(self) -> None:
@@ -378,7 +378,13 @@ class ReviewApp(App):
     # --- edits, send-backs, replays (review/rework.py does the work) ------------------------
 
     def edit(self, t: Trial) -> None:
+        from textual.widgets import Label
+
         from dgym_tui.ui.screens.code_editor import CodeEditorScreen
+
+        class PatchEditor(CodeEditorScreen):
+            def on_mount(self) -> None:
+                self.query_one(".hint", Label).update("ctrl+s keeps it (scored again) · escape drops it")
 
         def got(text: str | None) -> None:
             if text is None or text == self.rundir.patch(t):
@@ -386,7 +392,7 @@ class ReviewApp(App):
                 return
             self._rework("edit", t, patch=text)
 
-        screen = CodeEditorScreen(f"Edit the patch of {t.id} (scored again before it can be approved)",
+        screen = PatchEditor(f"Edit the patch of {t.id} (scored again before it can be approved)",
                                   self.rundir.patch(t), path="patch.diff")
         self.push_screen(screen, got)
 

@@ -15,8 +15,8 @@ from dgym_tui.review.inbox import Trial
 from dgym_tui.review.patch_files import file_changes
 from dgym_tui.ui.widgets.diff_view import DiffView
 
-STATUS_STYLE = {"resolved": "bold green", "unresolved": "bold red", "limit": "bold yellow", "error": "bold magenta",
-                "passed": "green", "failed": "red", "error ": "magenta", "missing": "yellow"}
+STATUS_STYLE = {"resolved": "bold green", "unresolved": "bold red", "limit": "bold yellow", "error": "bold magenta"}
+TEST_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "missing": "yellow", "skipped": "dim"}
 MAX_TESTS = 40  # per list; the rest counted
 
 
@@ -55,7 +55,7 @@ class ReviewDetail(VerticalScroll, can_focus=True):
         out = Text()
         out.append(one_line(t.id), style="bold")
         out.append("  ")
-        out.append(t.status, style=STATUS_STYLE.get(t.status, ""))
+        out.append(one_line(t.status), style=STATUS_STYLE.get(t.status, ""))
         if t.revision:
             out.append(f"  revision {t.revision} ({t.origin})", style="italic")
         out.append(f"\n{one_line(str(r.get('reason') or ''))}")
@@ -79,7 +79,7 @@ class ReviewDetail(VerticalScroll, can_focus=True):
             table.add_row(Text(label, style="bold"), "")
             items = sorted(tests.items(), key=lambda kv: (kv[1] == "passed", kv[0]))
             for name, outcome in items[:MAX_TESTS]:
-                table.add_row(Text(one_line(str(outcome)), style=STATUS_STYLE.get(str(outcome), "")),
+                table.add_row(Text(one_line(str(outcome)), style=TEST_STYLE.get(str(outcome), "")),
                               Text(one_line(str(name))))
             if len(items) > MAX_TESTS:
                 table.add_row("", Text(f"… and {len(items) - MAX_TESTS} more", style="dim"))
