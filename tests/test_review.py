@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,11 @@ def test_export_to_a_folder_and_nothing_approved(tmp_path, capsys):
     reviews.record(run_dir, t.id, "approve", t.patch_sha256)
     assert review_main([str(run_dir), "--export-patches", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / f"{t.task}.patch").read_text() == fix_patch()
+
+
+def test_the_review_core_never_imports_textual():
+    code = ("import sys, dgym_tui.review.inbox, dgym_tui.review.reviews, dgym_tui.review.revisions, "
+            "dgym_tui.review.exports, dgym_tui.review.rework, dgym_tui.review.patch_files; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

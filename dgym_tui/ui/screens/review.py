@@ -305,6 +305,7 @@ class ReviewApp(App):
         self.scorer = scorer              # review/rework.py's default when None
         self.agent_runner = agent_runner  # likewise, for send-back
         self.model, self.api_base = model, api_base
+        self.reworking: set[str] = set()  # trials whose new revision is being made or scored
         self.inbox = ReviewScreen(run)
         self.sub_title = str(run.path)
 
@@ -351,7 +352,7 @@ class ReviewApp(App):
     # --- decisions --------------------------------------------------------------------------
 
     def decide(self, t: Trial, verdict: str, done) -> None:
-        if t.pending and verdict == "approve":
+        if (t.pending or t.id in self.reworking) and verdict == "approve":
             self.say(f"{t.id}: its new revision is being scored; approve once the score is in", "warning")
             return
         if verdict == "reject":
@@ -432,6 +433,10 @@ class ReviewApp(App):
             self.say(f"back from {t.id}'s replay (no take-over: nothing new)")
 
     def _rework(self, origin: str, t: Trial, **kwargs) -> None:
+        if t.id in self.reworking:
+            self.say(f"{t.id}: a new revision is already on its way", "warning")
+            return
+        self.reworking.add(t.id)
         self.say(f"{t.id}: {origin}… (scoring in a fresh sandbox)")
         t.pending = "scoring…" if origin != "send-back" else "agent…"
         self.inbox.redraw_row(t)
@@ -447,12 +452,14 @@ class ReviewApp(App):
             severity = "information"
         except rework.ReworkError as e:
             message, severity = f"{t.id}: {e}", "error"
+        except Exception as e:  # ours, unforeseen: said in one line, and the inbox stays up
+            message, severity = f"{t.id}: the {origin} failed: {type(e).__name__}: {e}", "error"
         self.call_from_thread(self._reworked, t, message, severity)
 
     def _reworked(self, t: Trial, message: str, severity: str) -> None:
-        self.rundir.refresh(force=True)
-        if t.pending in ("scoring…", "agent…") and severity == "error":
-            t.pending = None
+        self.reworking.discard(t.id)
+        t.pending = None
+        self.rundir.refresh(force=True)  # marks it again if a revision still waits for its score
         self.inbox.redraw()
         self.say(message, severity)
         if isinstance(self.screen, TrialScreen):
