@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +46,8 @@ def fake_trial(spec: TrialSpec, on_event=None) -> TrialOutcome:
         os.kill(os.getpid(), signal.SIGKILL)
     if kind == "slow":
         time.sleep(60)
+    if kind == "dieafter":  # its worker dies once idle again
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
     if kind == "raise":
         raise RuntimeError("boom")
     status = kind if kind in ("resolved", "unresolved", "limit", "error") else "resolved"
@@ -163,14 +166,29 @@ def test_cancel_stops_running_workers(tmp_path, run_log):
              for t in tasks_named("slow-1", "slow-2", "slow-3", log=run_log)]
     events = []
     gen = ex.run(specs, on_event=lambda tid, data: events.append((tid, data)))
-    import threading
-
     started = time.time()
     threading.Timer(3, ex.cancel).start()
     finished = list(gen)
     assert finished == [] and time.time() - started < 25
     assert {tid for tid, d in events if d.get("kind") == "started"} == {"slow-1__a__1", "slow-2__a__1"}
     assert ("slow-1__a__1", {"step": 1, "cost": 0.01}) in events  # the trial's own events reach the driver
+
+
+def test_a_worker_that_dies_while_idle_is_replaced(tmp_path, run_log):
+    ex = LocalExecutor(workers=1, trial=fake_trial)
+    specs = [TrialSpec(task=t, arm=Arm("a", ["view"]), attempt=1, model="scripted:x")
+             for t in tasks_named("dieafter-1", "resolved-2", log=run_log)]
+
+    def slow_feed():
+        yield specs[0]
+        time.sleep(1.5)  # the first worker is dead by the time the second trial is handed out
+        yield specs[1]
+
+    pids = []
+    done = {spec.trial_id: outcome.result["status"]
+            for spec, outcome in ex.run(slow_feed(), on_event=lambda tid, d: pids.append(d.get("pid")))}
+    assert done == {"dieafter-1__a__1": "resolved", "resolved-2__a__1": "resolved"}
+    assert len(set(filter(None, pids))) == 2
 
 
 def test_make_executor_by_name():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -150,13 +151,23 @@ def run_batch(run_dir: str | Path, config: BatchConfig, tasks: list[Task], execu
                 progress.finished(spec, result)
     except KeyboardInterrupt:
         run.interrupted = True
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        # A second Ctrl-C must not cut the clean-up short (signals are the main thread's only).
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
             if progress is not None:
                 progress.note("interrupted: stopping the running trials and removing their sandboxes…")
             executor.cancel()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if main:
+                signal.signal(signal.SIGINT, previous)
+    except BaseException:
+        # A failure of the driver itself: the trials and the live display end with it, what
+        # finished stays in trials/ for the next run.
+        executor.cancel()
+        if progress is not None:
+            progress.end()
+        raise
     run.not_started = len(skipped)
     run.results = rd.rebuild_results(run_dir)
     if skipped and progress is not None:

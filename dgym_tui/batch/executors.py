@@ -185,13 +185,9 @@ class LocalExecutor:
                     if spec is None:
                         exhausted = True
                         break
+                    idle = self._hand(ctx, idle, spec)
                     if idle is None:
-                        with self._lock:
-                            if self._cancelled:
-                                break
-                            idle = _Worker(ctx, self.trial)
-                            self._pool.append(idle)
-                    idle.give(spec)
+                        break
                     emit(spec.trial_id, {"kind": "started", "node": socket.gethostname(), "pid": idle.process.pid})
                 busy = [w for w in self._pool if w.spec is not None]
                 if not busy:
@@ -231,6 +227,34 @@ class LocalExecutor:
                         yield spec, error_outcome(spec, why, started=w.started)
         finally:
             self._shutdown()
+
+    def _hand(self, ctx, worker: _Worker | None, spec: TrialSpec) -> _Worker | None:
+        """Give spec to worker, or to a new one when there is none or it died while idle (the
+        OOM killer picks idle processes too). None: cancelled meanwhile."""
+        for _ in range(2):
+            if worker is not None and not worker.process.is_alive():
+                self._retire(worker)
+                worker = None
+            if worker is None:
+                with self._lock:
+                    if self._cancelled:
+                        return None
+                    worker = _Worker(ctx, self.trial)
+                    self._pool.append(worker)
+            try:
+                worker.give(spec)
+                return worker
+            except OSError:  # its pipe broke: it died between the check and the send
+                self._retire(worker)
+                worker = None
+        raise RuntimeError("could not start a worker process for the batch")
+
+    def _retire(self, worker: _Worker) -> None:
+        worker.spec = None
+        worker.stop(wait=1)
+        with self._lock:
+            if worker in self._pool:
+                self._pool.remove(worker)
 
     def _shutdown(self) -> None:
         with self._lock:
