@@ -26,6 +26,7 @@ from textual.widgets import Input, Static
 from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import ASPECTS, DebugState
+from dgym_tui.ui.compositor import CroppedCompositor
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.slots import fill_slot
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
@@ -128,6 +129,7 @@ class MainScreen(Screen):
 
     def __init__(self, session) -> None:
         super().__init__()
+        self._compositor = CroppedCompositor()  # a step's frame renders the source view alone
         self.session = session
         self.hidden: set[str] = {"agent"}  # shown once an agent is configured or started
         self.sizes = {"tree": 28, "side": 50, "console": 10, "stack": 9, "compact_side": 36}

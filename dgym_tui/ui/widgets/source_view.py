@@ -31,7 +31,7 @@ from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.containers import Horizontal
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -802,8 +802,12 @@ class SourceView(ScrollView, can_focus=True):
         self._refresh_rows(old, row)
 
     def _refresh_rows(self, *rows: int | None) -> None:
+        # Not ScrollView.refresh_line: its region is as wide as the longest line, and Textual
+        # clips it to the pane's container, not to this view, so a step repainted the rows of
+        # the panes to the right too (their cells re-rendered and re-sent to the terminal).
+        top, width = self.scroll_offset.y, self.size.width
         for row in {r for r in rows if r is not None}:
-            self.refresh_line(row)
+            self.refresh(Region(0, row - top, width, 1))
 
     def _move_cursor(self, row: int) -> None:
         """Move the cursor and scroll just enough to keep it visible."""

@@ -1,0 +1,124 @@
+"""The main screen's compositor (dgym_tui/ui/compositor.py): a partial update renders only the
+widgets it can show, and its frame is byte for byte what Textual's own compositor makes."""
+
+from __future__ import annotations
+
+import pytest
+from textual._compositor import Compositor
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Label, Static
+
+from dgym_tui.ui.compositor import CroppedCompositor
+from dgym_tui.ui.widgets.source_view import SourceView
+
+SOURCE = "".join(f"value_{n} = {n} * 2  # line {n}\n" for n in range(1, 200))
+
+
+class Panes(Screen):
+    """Laid out like the main screen: a bar on top, the tree, the source and a log side by side
+    in one container, a footer."""
+
+    BINDINGS = [("q", "quit", "Quit")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._compositor = CroppedCompositor()
+
+    def compose(self) -> ComposeResult:
+        yield Label("status bar", id="bar")
+        with Horizontal():
+            yield Static("tree\n" * 30, id="tree")
+            yield SourceView()
+            yield Static("(Pdb) n\n" * 30, id="log")
+        yield Footer()
+
+
+class PanesApp(App):
+    CSS = "#bar { dock: top; } #tree { width: 20; } SourceView { width: 1fr; } #log { width: 30; }"
+
+    def get_default_screen(self) -> Screen:
+        return Panes()
+
+
+def frame(screen: Screen, cls: type[Compositor], dirty) -> str:
+    """The escape sequences a partial update of `dirty` sends, made by compositor class `cls`."""
+    compositor = screen._compositor
+    compositor.__class__ = cls
+    try:
+        compositor._dirty_regions.clear()
+        compositor._dirty_regions.update(dirty)
+        update = compositor.render_partial_update()
+        return update.render_segments(screen.app.console)
+    finally:
+        compositor.__class__ = CroppedCompositor
+
+
+@pytest.mark.asyncio
+async def test_a_step_renders_the_source_view_alone_and_the_same_bytes():
+    app = PanesApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one(SourceView)
+        view.load("big.py", SOURCE)
+        await pilot.pause()
+        rendered: list[str] = []
+        for widget in app.screen.walk_children():
+            original = widget.render_lines
+
+            def spy(crop, widget=widget, original=original):
+                rendered.append(type(widget).__name__)
+                return original(crop)
+
+            widget.render_lines = spy
+        screen = app.screen
+        area = view.region
+        for old, new in [(4, 5), (5, 30), (30, 31)]:  # a step, a step to a line far down, a step
+            view.set_current("big.py", new)
+            await pilot.pause()
+            # two rows of the source view, as a step dirties them: same bytes through both
+            dirty = [area._replace(y=area.y + old % area.height, height=1),
+                     area._replace(y=area.y + new % area.height, height=1)]
+            rendered.clear()
+            ours = frame(screen, CroppedCompositor, dirty)
+            assert "SourceView" in rendered
+            assert not {"Footer", "Label", "Static"} & set(rendered), rendered
+            assert ours == frame(screen, Compositor, dirty)
+        # the whole screen: the same bytes (a full update is Textual's own)
+        full = [screen.size.region]
+        assert frame(screen, CroppedCompositor, full) == frame(screen, Compositor, full)
+        # the footer's row renders the footer, not the panes above it
+        footer = [app.query_one(Footer).region]
+        rendered.clear()
+        ours = frame(screen, CroppedCompositor, footer)
+        assert "Footer" in rendered and not {"SourceView", "Static"} & set(rendered), rendered
+        assert ours == frame(screen, Compositor, footer)
+
+
+@pytest.mark.asyncio
+async def test_a_step_repaints_only_the_source_views_own_cells_even_with_long_lines():
+    """The source view's rows are repainted within its own width: a file wider than the view
+    does not make a step repaint the panes to its right (Textual clips a widget's dirty region
+    to its container, not to the widget)."""
+    app = PanesApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one(SourceView)
+        view.load("wide.py", "".join(f"x_{n} = '{'w' * 150}'\n" for n in range(1, 80)))
+        await pilot.pause(0.2)
+        compositor = app.screen._compositor
+        painted: list[set] = []
+        render = compositor.render_partial_update
+
+        def spy():
+            painted.append(set(compositor._dirty_regions))
+            return render()
+
+        compositor.render_partial_update = spy
+        for line in (3, 4, 20):
+            view.set_current("wide.py", line)
+            await pilot.pause()
+        regions = set().union(*painted)
+        assert regions, "nothing was painted"
+        log = app.query_one("#log").region
+        assert any(view.region.contains_region(region) for region in regions), regions
+        assert not [r for r in regions if r.overlaps(log)], [r for r in regions if r.overlaps(log)]
