@@ -192,8 +192,11 @@ class LiteLLMModel:
         server itself reports (llama.cpp, Ollama), which is what really limits the prompt."""
         if self._context_window is None:
             self._context_window = context_window(self.name)
-            if self._context_window is None and self.api_base:
-                self._context_window = server_context_window(self.api_base, self.name)
+            base = self.api_base
+            if base is None and self.name.startswith(("ollama/", "ollama_chat/")):
+                base = os.environ.get("OLLAMA_API_BASE", "http://localhost:11434")  # litellm's default too
+            if self._context_window is None and base:
+                self._context_window = server_context_window(base, self.name)
         return self._context_window
 
     def count_tokens(self, messages: list[dict], tools: list[dict] | None = None) -> int:
