@@ -29,7 +29,8 @@ from dgym_tui.core import events as ev
 
 INSTRUCTIONS = ("Debug the repository with a live pdb session in a sandbox. Set breakpoints and run with the "
                 "pdb tool (b FILE:LINE, c, n, s, p EXPR), read code with view/listdir/grep, change it with edit; "
-                "a person watches and may reject a call with a comment, which comes back as the tool's result. "
+                "a policy decides each call, and a person, when one watches, may reject a call with a comment: a "
+                "refused call comes back as an error result saying who or what refused it. "
                 "Call submit when the bug is fixed.")
 
 
@@ -85,7 +86,7 @@ class OutsideAgents:
             call = ToolCall(call_id, name, None, repr(arguments), error="the arguments must be a JSON object")
         with self._one_at_a_time:
             handled = self.handler(actor).handle(call)
-        return handled.observation, not handled.ok
+        return handled.observation, handled.error
 
     def answer(self, call_id: str, answer: Answer) -> bool:
         """The person's answer to an outside agent's call that waits (False: none waits)."""

@@ -404,3 +404,68 @@ def test_the_pdb_tool_steps_back(tally, sessions):
     assert s.state.stop.locals["value"] == "4"
     out = s.run_tool("pdb", {"command": "back x"}, actor=AGENT)
     assert not out.ok and "usage: `back N`" in out.observation
+
+
+# --- refusals say who refused (issue 29) -------------------------------------------------------
+
+
+def test_refusals_say_who_refused_the_rule_the_missing_yes_or_the_person(tally, sessions):
+    from dgym_tui.agent.approval import headless_answers
+    from dgym_tui.agent.calls import CallHandler
+    from dgym_tui.agent.model import ToolCall
+    from dgym_tui.core.events import SYSTEM
+
+    s = sessions(tally)
+    policy = Policy.from_config({"allow": ["view", "bash"], "ask": ["edit"], "deny": ["bash(rm *)"]})
+    edit = {"path": "tally/__init__.py", "start": 5, "end": 5, "new_code": "    return total / len(values)"}
+
+    # the policy's rule: named, whoever would have answered
+    handler = CallHandler(s, registry(), policy, mode=lambda: "auto")
+    denied = handler.handle(ToolCall("c1", "bash", {"command": "rm -rf tally"}, ""))
+    assert denied.observation == "not executed: the policy's rule refuses this call (deny bash(rm *)). Do it another way."
+    assert denied.error and not denied.executed
+
+    # headless, without --yes: nobody was there, and the refusal says so (never "the person")
+    headless = CallHandler(s, registry(), policy, mode=lambda: "auto",
+                           auto_answer=lambda: headless_answers(False, "this headless run"))
+    refused = headless.handle(ToolCall("c2", "edit", edit, ""))
+    assert refused.observation == (
+        "not executed: refused: this headless run was started without --yes, and the policy asks before this call "
+        "(ask edit); no person was there to approve it. Do it another way, or restart with --yes to allow such calls.")
+    assert refused.error and refused.origin == "tool" and "person rejected" not in refused.observation
+    decision = [e for e in s.events.history if e.kind == "decision"][-1]
+    assert (decision.actor, decision.data.verdict) == (SYSTEM, "reject")
+
+    # the person, with their comment
+    person = CallHandler(s, registry(), policy, mode=lambda: "auto")
+    def answer_when_asked():
+        while not person.gate.answer("c3", Answer("reject", "not this line")):
+            time.sleep(0.02)
+
+    threading.Thread(target=answer_when_asked, daemon=True).start()
+    rejected = person.handle(ToolCall("c3", "edit", edit, ""))
+    assert rejected.observation == "not executed: the person rejected this call. Their comment: not this line"
+    assert rejected.error and rejected.origin == "person"
+    assert s.read_source("tally/__init__.py").splitlines()[4] == "    return total / (len(values) - 1)"
+
+    # a call that ran and failed is an error too; one that ran fine is not
+    assert handler.handle(ToolCall("c4", "bash", {"command": "exit 3"}, "")).error
+    assert not handler.handle(ToolCall("c5", "view", {"path": "tally/__init__.py"}, "")).error
+
+
+def test_dgym_tui_run_without_yes_prints_what_refused(tally, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "edit.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "edit", "arguments": {
+        "path": "tally/__init__.py", "start": 5, "end": 5, "new_code": "    return total / len(values)"}}]}]))
+    env = {**os.environ, "DGYM_TUI_CONFIG_DIR": str(tmp_path / "cfg"), "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    out = subprocess.run([sys.executable, "-m", "dgym_tui", "run", "--sandbox", "local", "--mode", "auto",
+                          "--model", f"scripted:{script}", "--max-steps", "3", str(tally)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert ("[reject: refused: this headless run was started without --yes, and the policy asks before this call "
+            "(ask edit); no person was there to approve it.") in out.stdout, out.stdout
+    assert "person rejected" not in out.stdout

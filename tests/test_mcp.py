@@ -43,6 +43,28 @@ def run(test):
     anyio.run(test)
 
 
+NO_YES = ("not executed: refused: this MCP server was started without --yes, and the policy asks before this call "
+          "(ask edit); no person was there to approve it. Do it another way, or restart with --yes to allow such "
+          "calls.")
+
+
+def test_a_call_the_policy_denies_names_the_rule_and_is_an_error(repo, tmp_path):
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "config.toml").write_text('[agent.policy]\ndeny = ["bash(rm *)"]\n')
+
+    async def test():
+        async with Client(server(repo, tmp_path, "--yes"), client_info=Implementation(name="Claude Code", version="2")) as c:
+            text, error = await call(c, "bash", {"command": "rm -rf main.py"})
+            assert error and text == ("not executed: the policy's rule refuses this call (deny bash(rm *)). "
+                                      "Do it another way.")
+            text, error = await call(c, "bash", {"command": "exit 3"})  # ran, and failed
+            assert error, text
+            text, error = await call(c, "bash", {"command": "ls main.py"})  # --yes approved, ran, fine
+            assert not error and "main.py" in text
+
+    run(test)
+
+
 def test_an_outside_agent_debugs_and_is_refused_what_asks(repo, tmp_path):
     async def test():
         async with Client(server(repo, tmp_path), client_info=Implementation(name="Claude Code", version="2")) as c:
@@ -56,7 +78,8 @@ def test_an_outside_agent_debugs_and_is_refused_what_asks(repo, tmp_path):
             text, _ = await call(c, "pdb", {"command": "p order.cart.customer.name"})
             assert text.startswith("Pdb command output:\n'Alice'")
             text, error = await call(c, "edit", {"path": "main.py", "start": 1, "end": 1, "new_code": "# changed"})
-            assert not error and "refused: this MCP server was started without --yes" in text
+            # nobody was there: the refusal names the missing --yes, never a person, and is an error
+            assert error and text == NO_YES
             text, error = await call(c, "view", {"path": "main.py", "start": 1, "end": 1})
             assert "# changed" not in text
             text, error = await call(c, "nope", {})
@@ -109,7 +132,8 @@ def test_replay_shows_the_outside_agent(repo, tmp_path):
 # --- over HTTP, in the app: the person approves and rejects ---------------------------------------
 
 
-async def http_calls(url: str, token: str, calls: list[tuple[str, dict]], results: list) -> None:
+async def http_calls(url: str, token: str, calls: list[tuple[str, dict]], results: list,
+                     errors: list | None = None) -> None:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -119,6 +143,8 @@ async def http_calls(url: str, token: str, calls: list[tuple[str, dict]], result
             for tool, args in calls:
                 result = await c.call_tool(tool, args)
                 results.append(result.content[0].text)
+                if errors is not None:
+                    errors.append(bool(result.is_error))
 
 
 async def test_in_the_app_the_person_approves_and_rejects_an_outside_agents_calls(repo, tmp_path, monkeypatch):
@@ -136,6 +162,7 @@ async def test_in_the_app_the_person_approves_and_rejects_an_outside_agents_call
     session = Session(str(repo), sandbox="local", entrypoint="python main.py")
     app = DgymApp(session, mcp_port=0)
     results: list[str] = []
+    errors: list[bool] = []
     try:
         async with app.run_test(size=SIZE) as pilot:
             await started(pilot)
@@ -152,7 +179,7 @@ async def test_in_the_app_the_person_approves_and_rejects_an_outside_agents_call
             calls = [("pdb", {"command": "b main.py:76"}), ("pdb", {"command": "c"}),
                      ("pdb", {"command": "p order.cart.customer.name"}), ("edit", edit), ("edit", edit)]
             client = threading.Thread(target=lambda: anyio.run(http_calls, endpoint.url, endpoint.token, calls,
-                                                               results))
+                                                               results, errors))
             client.start()
 
             def waiting(tool):
@@ -179,6 +206,7 @@ async def test_in_the_app_the_person_approves_and_rejects_an_outside_agents_call
     assert "Breakpoint 1 at main.py:76" in results[0] and "main.py:76 in main" in results[1]
     assert "'Alice'" in results[2]
     assert results[3] == "not executed: the person rejected this call. Their comment: look at the caller"
+    assert errors == [False, False, False, True, False]  # the rejected call is an error to the client
     assert "refused" not in results[4] and "rejected" not in results[4]
     decisions = [(e.actor, e.data.verdict) for e in session.events.history if e.kind == "decision"]
     assert decisions == [("human", "approve")] * 3 + [("human", "reject"), ("human", "approve")]

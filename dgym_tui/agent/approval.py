@@ -67,12 +67,18 @@ class ApprovalGate:
 
 def headless_answers(yes: bool, what: str):
     """Answers for a run nobody watches (`what`: "this headless run", "this MCP server"): --yes
-    approves what the policy asks about; otherwise it is refused, and the agent told why."""
+    approves what the policy asks about; otherwise it is refused, and the agent told why. The
+    refusal names what refused it (the missing --yes), never a person: nobody was there."""
 
     def answer(request) -> Answer:
         if yes:
             return Answer("approve")
-        return Answer("reject", f"refused: {what} was started without --yes, and the policy asks before this "
-                                f"call ({request.rule})")
+        return Answer("reject", refused_without_yes(what, request.rule))
 
     return answer
+
+
+def refused_without_yes(what: str, rule: str) -> str:
+    """Why a call that asks was refused where nobody could be asked."""
+    return (f"refused: {what} was started without --yes, and the policy asks before this call ({rule}); "
+            "no person was there to approve it. Do it another way, or restart with --yes to allow such calls.")

@@ -21,12 +21,18 @@ from dgym_tui.core.events import AGENT, HUMAN, SYSTEM
 
 
 class Handled(NamedTuple):
-    """What the agent is told of one call, where it came from ("tool" | "person"), and whether
-    the tool reported an error."""
+    """What the agent is told of one call, where it came from ("tool" | "person"), whether
+    the tool reported an error, and whether it ran at all (refused, stopped, invalid: not)."""
 
     observation: str
     origin: str
     ok: bool = True
+    executed: bool = True
+
+    @property
+    def error(self) -> bool:
+        """A failed or refused call: what MCP's isError says."""
+        return not (self.ok and self.executed)
 
 
 class CallHandler:
@@ -66,7 +72,7 @@ class CallHandler:
         verdict = self.policy.decide(call.name, args, self.mode())
         self._requested(call, args, verdict.action, verdict.rule)
         if verdict.action == "deny":
-            return self._not_run(call, f"not executed: the policy refuses this call ({verdict.rule}). "
+            return self._not_run(call, f"not executed: the policy's rule refuses this call ({verdict.rule}). "
                                        "Do it another way.")
         if verdict.action == "ask":
             return self._ask(call, tool, args, verdict.rule)
@@ -111,6 +117,9 @@ class CallHandler:
                     tried = self._try(call, args)
                 continue
             self._revert(tried)
+            if answer.verdict == "reject" and by == SYSTEM:
+                # a rule answered for nobody (headless, no --yes): its reason names what refused
+                return self._not_run(call, f"not executed: {answer.comment.strip()}")
             if answer.verdict == "reject":
                 comment = answer.comment.strip() or "(no comment)"
                 return self._not_run(call, f"not executed: the person rejected this call. Their comment: {comment}",
@@ -177,5 +186,5 @@ class CallHandler:
                  origin: str = "tool") -> Handled:
         self.session.events.emit(ev.ToolResult(call_id=call.id, tool=call.name, observation=observation,
                                                executed=False, ok=ok), self.actor)
-        return Handled(observation, origin, ok)
+        return Handled(observation, origin, ok, executed=False)
 
