@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import shlex
+import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
@@ -81,34 +82,106 @@ def score_patch(task: Task, patch: str, repo_dir: str, sandbox: str = "auto", im
                 python: str | None = None) -> Score:
     """Score `patch` in a fresh sandbox made from repo_dir (the task's repo at its base, hidden
     files left out). The sandbox is removed whatever happens. ScoringError: a failure of ours."""
-    from dgym_tui.sandbox import choose_sandbox
-
-    started = time.monotonic()
+    fresh = FreshSandbox(task, repo_dir, sandbox, image, python)
     try:
-        box, _warning = choose_sandbox(repo_dir, sandbox, image=image, python=python)
-    except SandboxError as e:
-        raise ScoringError(f"no sandbox to score in: {e}") from None
-    try:
-        box.start()
-        score = score_in(box, task, patch)
-    except SandboxError as e:
-        raise ScoringError(f"scoring failed: {e}") from None
+        return fresh.score(patch)
     finally:
-        box.close()
-    score.score_seconds = round(time.monotonic() - started, 3)
-    return score
+        fresh.close()
+
+
+class FreshSandbox:
+    """The scoring sandbox, which can get ready while the agent works (`start()`: up, set up,
+    the hidden tests added and run for "before", back at the base), so that scoring after the
+    agent is only the patch and one test run."""
+
+    def __init__(self, task: Task, repo_dir: str, sandbox: str = "auto", image: str | None = None,
+                 python: str | None = None):
+        self.task, self.repo_dir = task, repo_dir
+        self.kind, self.image, self.python = sandbox, image, python
+        self.box = None
+        self.base: str | None = None
+        self.test_files: set[str] = set()
+        self.before: TestRun | None = None
+        self.seconds = 0.0
+        self._error: BaseException | None = None
+        self._thread = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def start(self) -> FreshSandbox:
+        """Get ready in a thread of its own (score() waits for it)."""
+        self._thread = threading.Thread(target=self._ready, name="dgym-score", daemon=True)
+        self._thread.start()
+        return self
+
+    def _ready(self) -> None:
+        from dgym_tui.sandbox import choose_sandbox
+
+        started = time.monotonic()
+        try:
+            box, _warning = choose_sandbox(self.repo_dir, self.kind, image=self.image, python=self.python)
+            with self._lock:
+                if self._closed:
+                    return
+                self.box = box
+            box.start()
+            prepare(box, self.task)
+            self.base = box.checkpoint("setup") if box.changed_files() else box.baseline
+            self.test_files = base_test_files(box, self.task)
+            add_hidden_tests(box, self.task)
+            self.before = run_tests(box, self.task)
+            box.restore(self.base)
+        except BaseException as e:  # handed to score()
+            self._error = e
+        finally:
+            self.seconds += time.monotonic() - started
+
+    def score(self, patch: str) -> Score:
+        """The verdict on `patch`. ScoringError: a failure of ours."""
+        if self._thread is None:
+            self._ready()
+        else:
+            self._thread.join()
+        if self._error is not None:
+            e = self._error
+            raise ScoringError(f"scoring failed: {e}" if isinstance(e, SandboxError)
+                               else f"scoring failed: {type(e).__name__}: {e}") from None
+        started = time.monotonic()
+        try:
+            score = score_after(self.box, self.task, patch, self.base, self.test_files, self.before)
+        except SandboxError as e:
+            raise ScoringError(f"scoring failed: {e}") from None
+        self.seconds += time.monotonic() - started
+        score.score_seconds = round(self.seconds, 3)
+        return score
+
+    def close(self) -> None:
+        """Remove the sandbox (safe twice, and while it is still starting: it goes once up)."""
+        with self._lock:
+            self._closed = True
+            box = self.box
+        if box is not None:
+            box.close()
+        if self._thread is not None and self._thread.is_alive():
+            self._thread.join(60)
+            if self.box is not None:
+                self.box.close()
 
 
 def score_in(box, task: Task, patch: str) -> Score:
     """Score in a started sandbox that is at the task's base (its baseline commit)."""
-    from dgym_tui.core.workspace import apply_patch
-
     prepare(box, task)
     base = box.checkpoint("setup") if box.changed_files() else box.baseline
     test_files = base_test_files(box, task)
     add_hidden_tests(box, task)
     before = run_tests(box, task)
     box.restore(base)
+    return score_after(box, task, patch, base, test_files, before)
+
+
+def score_after(box, task: Task, patch: str, base: str, test_files: set[str], before: TestRun) -> Score:
+    """The patch applied at `base`, test files reverted, the hidden tests added, the tests run."""
+    from dgym_tui.core.workspace import apply_patch
 
     reverted: list[str] = []
     applied, reason = True, ""

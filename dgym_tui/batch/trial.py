@@ -28,6 +28,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dgym_tui.batch.scoring import FreshSandbox, ScoringError
 from dgym_tui.batch.spec import Task, TrialOutcome, TrialSpec
 
 FORMAT = 1
@@ -192,28 +193,30 @@ def run_trial(spec: TrialSpec) -> TrialOutcome:
 
 
 def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> None:
-    from dgym_tui.batch.scoring import ScoringError, score_patch
-
     task = spec.task
     repo = prepare_repo(task, tmp, spec.repo_blob)
     limit = task.time_limit or spec.timeout
     agent_run = AgentRun(spec, repo, tmp / "session.jsonl")
-    started = time.monotonic()
-    agent_run.run(limit)
-    result["agent_seconds"] = round(time.monotonic() - started, 3)
-    outcome.session = agent_run.session_bytes()
-    outcome.patch = agent_run.patch
-    result.update(agent_run.figures())
-    if agent_run.error is not None:
-        result.update(status="error", outcome="error", reason=agent_run.error.splitlines()[0][:300],
-                      error=agent_run.error)
-        return
     try:
-        score = score_patch(task, outcome.patch, str(repo), sandbox=agent_run.sandbox_kind or spec.sandbox,
-                            image=agent_run.image or spec.image, python=agent_run.python)
-    except ScoringError as e:
-        result.update(status="error", reason=str(e).splitlines()[0][:300], error=str(e))
-        return
+        started = time.monotonic()
+        agent_run.run(limit)
+        result["agent_seconds"] = round(time.monotonic() - started, 3)
+        outcome.session = agent_run.session_bytes()
+        outcome.patch = agent_run.patch
+        result.update(agent_run.figures())
+        if agent_run.error is not None:
+            result.update(status="error", outcome="error", reason=agent_run.error.splitlines()[0][:300],
+                          error=agent_run.error)
+            return
+        scorer = agent_run.scorer or FreshSandbox(task, str(repo), agent_run.sandbox_kind or spec.sandbox,
+                                                  agent_run.image or spec.image, agent_run.python)
+        try:
+            score = scorer.score(outcome.patch)
+        except ScoringError as e:
+            result.update(status="error", reason=str(e).splitlines()[0][:300], error=str(e))
+            return
+    finally:
+        agent_run.close()  # both sandboxes gone before the trial returns
     result.update(tests_before=score.tests_before, tests_after=score.tests_after,
                   fail_to_pass=score.fail_to_pass, pass_to_pass=score.pass_to_pass, reverted=score.reverted,
                   score_seconds=score.score_seconds)
@@ -239,7 +242,8 @@ class AgentRun:
         self.limit_reason = ""
         self.patch = ""
         self.sandbox_kind = self.image = self.python = None
-        self._ready = threading.Event()
+        self.scorer: FreshSandbox | None = None   # the scoring sandbox, readied while the agent works
+        self._closer: threading.Thread | None = None
         self._tools: Counter = Counter()
 
     def run(self, limit: float | None) -> None:
@@ -262,7 +266,7 @@ class AgentRun:
                 worker.join(STOP_GRACE)
                 if self.session is not None:
                     self.session.close()
-        self._close()
+        self._release()
 
     def _work(self) -> None:
         from dgym_tui.agent.approval import headless_answers
@@ -276,6 +280,9 @@ class AgentRun:
                                    made=lambda s: setattr(self, "session", s))
             if self.timed_out:
                 return
+            box = session.sandbox
+            self.scorer = FreshSandbox(spec.task, str(self.repo), box.kind, getattr(box, "image", None),
+                                       box.python).start()
             self.writer = SessionWriter.open(str(self.session_path), session, mode="auto", model=spec.model)
             session.events.subscribe(self._count, replay=False)
             settings = AgentSettings(model=spec.model, api_base=spec.api_base, mode="auto",
@@ -332,15 +339,28 @@ class AgentRun:
             return subprocess.run([*git, "diff", "--cached", "--binary", "--no-color", "HEAD"],
                                   check=True, capture_output=True).stdout.decode("utf-8", errors="replace")
 
-    def _close(self) -> None:
-        if self.session is not None:
-            box = self.session.sandbox
+    def _release(self) -> None:
+        """The session file closed; the agent's sandbox removed in the background (while the
+        scoring runs): close() waits for it."""
+        if self.writer is not None:
+            self.writer.close()
+        session = self.session
+        if session is not None:
+            box = session.sandbox
             if box is not None:
                 self.sandbox_kind, self.python = box.kind, box.python
                 self.image = getattr(box, "image", None)
+            self._closer = threading.Thread(target=session.close, name="dgym-trial-close", daemon=True)
+            self._closer.start()
+
+    def close(self) -> None:
+        """Every sandbox of the trial removed (safe twice)."""
+        if self.scorer is not None:
+            self.scorer.close()
+        if self._closer is not None:
+            self._closer.join()
+        if self.session is not None:
             self.session.close()
-        if self.writer is not None:
-            self.writer.close()
 
     def session_bytes(self) -> bytes:
         try:
