@@ -273,7 +273,7 @@ def base_test_files(box, task: Task) -> set[str]:
     found = set(task.test_files) | set(project.tests) | set(task.hidden_files)
     found |= {f for f in files if posixpath.basename(f) == "conftest.py"}
     found |= set(patched_files(task.test_patch or ""))
-    found |= {a for a in _entrypoint_args(task) if a.endswith(".py")}
+    found |= {a for a in entrypoint_args(task) if a.endswith(".py")}
     return found
 
 
@@ -318,7 +318,7 @@ def add_hidden_tests(box, task: Task) -> None:
         box.write_text(path, text)
 
 
-def _entrypoint_args(task: Task) -> list[str]:
+def entrypoint_args(task: Task) -> list[str]:
     """The pytest arguments of the task's entrypoint (`pytest test.py` -> [test.py]), if it is
     pytest; its environment assignments come with run_tests."""
     if not task.entrypoint:
@@ -339,7 +339,7 @@ def pytest_targets(task: Task) -> list[str]:
     named = task.fail_to_pass + task.pass_to_pass
     if named:
         return list(dict.fromkeys(t.split("::", 1)[0] for t in named))
-    return _entrypoint_args(task)
+    return entrypoint_args(task)
 
 
 def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:

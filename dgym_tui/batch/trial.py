@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import io
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -133,10 +134,9 @@ def task_text(session, task: Task) -> str:
     if task.problem:
         return task.problem
     from dgym_tui.agent.prompts import task_from_tests
-    from dgym_tui.batch.scoring import _entrypoint_args
-    import shlex
+    from dgym_tui.batch.scoring import entrypoint_args
 
-    return task_from_tests(session.run_tests(args=shlex.join(_entrypoint_args(task)), actor="agent"))
+    return task_from_tests(session.run_tests(args=shlex.join(entrypoint_args(task)), actor="agent"))
 
 
 @contextlib.contextmanager
