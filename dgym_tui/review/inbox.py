@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dgym_tui.review import reviews
 
+FORMAT = 1  # docs/run-dir.md
 STATUS_ORDER = {"resolved": 0, "unresolved": 1, "limit": 2, "error": 3}
 
 
@@ -106,6 +107,8 @@ class RunDir:
             raise RunDirError(f"{root} holds no batch.json nor results.jsonl: not a batch's run directory")
         run = cls(root)
         run.batch = _read_json(root / "batch.json") or {}
+        if isinstance(run.batch.get("format"), int) and run.batch["format"] > FORMAT:
+            raise RunDirError(f"{root} is of run-directory format {run.batch['format']}: a newer dgym-tui wrote it")
         run.expected = _expected(root, run.batch)
         run.refresh()
         return run
