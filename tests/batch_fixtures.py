@@ -131,7 +131,8 @@ def swe_instances(root: Path, count: int = 1, repo_field: str | None = None) -> 
 
 
 def toml_task(root: Path) -> Path:
-    """A task folder with task.toml: instructions, must_pass, a hidden test file, a time limit."""
+    """A task folder with task.toml: instructions, must_pass, a hidden test file, a setup command
+    that writes a file (no part of the agent's patch), a time limit."""
     write(root, {
         "calc.py": CALC,
         "tests/test_calc.py": CALC_TESTS,
@@ -141,6 +142,7 @@ def toml_task(root: Path) -> Path:
                      'must_pass = ["tests/test_calc.py::test_add", "hidden/test_hidden.py::test_hidden"]\n'
                      'pass_to_pass = ["tests/test_calc.py::test_sub"]\n'
                      'hidden = ["hidden/test_hidden.py"]\n'
+                     'setup = "echo ready > setup_done.txt"\n'
                      'time_limit = 120\n',
     })
     return root

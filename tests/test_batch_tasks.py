@@ -100,7 +100,7 @@ def test_task_toml_overrides_what_is_detected(tmp_path):
     assert task.fail_to_pass == ["tests/test_calc.py::test_add", "hidden/test_hidden.py::test_hidden"]
     assert task.pass_to_pass == ["tests/test_calc.py::test_sub"]
     assert list(task.hidden_files) == ["hidden/test_hidden.py"] and HIDDEN_MARKER in task.hidden_files["hidden/test_hidden.py"]
-    assert task.time_limit == 120.0
+    assert task.time_limit == 120.0 and task.setup == "echo ready > setup_done.txt"
 
 
 @pytest.mark.parametrize("toml, says", [

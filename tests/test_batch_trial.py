@@ -128,6 +128,7 @@ def test_task_toml_hidden_file_and_debug_gym_folder_resolved(tmp_path):
     assert r["status"] == "resolved", r
     assert r["fail_to_pass"]["hidden/test_hidden.py::test_hidden"] == "passed"
     assert HIDDEN_MARKER.encode() not in out.session and b"task.toml" not in out.session
+    assert "setup_done" not in out.patch and "calc.py" in out.patch  # setup's files are the baseline
     gym = load_tasks(debug_gym_folder(tmp_path / "mini"))[0]  # calc: calc_code.py + test.py
     fix = [{"tool_calls": [{"name": "edit", "arguments": {"path": "calc_code.py", "start": 2, "end": 2,
                                                           "new_code": "    return a + b"}}]}, FIX[1]]
@@ -216,3 +217,23 @@ def test_the_python_api_locally(tmp_path, monkeypatch, capsys):
         assert not score.resolved and score.reverted == ["tests/test_calc.py"]
         assert env.step("submit", message="done").done
     assert b'"tool_result"' in (tmp_path / "s.jsonl").read_bytes()
+
+
+def test_scoring_a_patch_that_does_not_apply_and_one_that_breaks_the_import(tmp_path):
+    from dgym_tui.batch.scoring import score_patch
+    from dgym_tui.batch.trial import prepare_repo
+
+    task = load_tasks(swe_instances(tmp_path / "swe"))[0]
+    repo = str(prepare_repo(task, tmp_path / "work"))
+    score = score_patch(task, "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,1 +1,1 @@\n"
+                              "-def nothing_like_this():\n+def add(a, b):\n", repo, sandbox="local")
+    assert not score.resolved and not score.applied and score.reason.startswith("the agent's patch does not apply")
+    assert score.tests_before == {"passed": 1, "failed": 2, "errors": 0}
+    broken = ("diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,5 +1,5 @@\n"
+              " def add(a, b):\n-    return a - b\n+    return a +\n \n \n def sub(a, b):\n"
+              "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n--- /dev/null\n"
+              "+++ b/tests/test_new.py\n@@ -0,0 +1,2 @@\n+def test_new():\n+    pass\n")
+    score = score_patch(task, broken, repo, sandbox="local")
+    assert not score.resolved and score.reverted == ["tests/test_new.py"]
+    assert set(score.fail_to_pass.values()) == {"error"} and score.pass_to_pass == {"tests/test_calc.py::test_sub": "error"}
+    assert score.tests_after == {"passed": 0, "failed": 0, "errors": 1}
