@@ -217,3 +217,29 @@ def test_the_review_core_never_imports_textual():
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.docker
+def test_an_edit_is_scored_again_in_a_fresh_docker_sandbox(tmp_path):
+    """The batch ran in Docker: the review scores a revision where the trial was scored."""
+    from conftest import require_docker
+    from review_fixtures import real_run_dir
+
+    from dgym_tui.review import rework
+
+    client = require_docker()
+    run_dir, repos = real_run_dir(tmp_path, sandbox="docker")
+    run = RunDir.open(run_dir)
+    half = run.trials["half__all__1"]
+    assert half.status == "unresolved" and half.result["sandbox"] == "docker"
+    edited = run.patch(half).rstrip("\n") + "\n-    return a + b\n+    return a - b\n"
+    message = rework.make_revision(run, half, "edit", patch=edited)
+    run.refresh(force=True)
+    assert half.revision == 1 and half.status == "resolved", message
+    assert half.result["sandbox"] == "docker"
+    ours = client.containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={os.getpid()}"})
+    assert ours == []  # the scoring's sandbox removed
+    reviews.record(run.path, half.id, "approve", half.patch_sha256, revision=1)
+    run.refresh()
+    assert apply_approved(run) == [f"half: applied: changed 1 file(s) in {repos['half']}: calc.py"]
+    assert "return a - b" in (repos["half"] / "calc.py").read_text().split("def sub")[1]
