@@ -17,8 +17,18 @@ class EvalTool(Tool):
         return ToolOutput(report(tests), ok=tests.ok)
 
 
+def summary(tests) -> str:
+    """The counts, or that no test ran (and why, as far as pytest's exit code tells): never a
+    result of "0 passed, 0 failed, 0 errors", which reads as if the tests had been run."""
+    if tests.passed or tests.failed or tests.errors:
+        return tests.summary()
+    why = {5: "pytest found none to run", 4: "pytest refused its arguments", 2: "pytest was interrupted",
+           None: "pytest did not finish"}.get(tests.exit_code, f"pytest exited with code {tests.exit_code}")
+    return f"no test ran ({why})"
+
+
 def report(tests) -> str:
-    text = f"Tests: {tests.summary()}"
+    text = f"Tests: {summary(tests)}"
     if tests.failing:
         text += "\nFailing:\n" + "\n".join(f"- {t}" for t in tests.failing[:50])
     output = tests.output.strip()

@@ -18,6 +18,7 @@ from dgym_tui.agent.model import ToolCall
 from dgym_tui.agent.policy import Policy
 from dgym_tui.core import events as ev
 from dgym_tui.core.events import AGENT, HUMAN, SYSTEM
+from dgym_tui.tools.eval import summary
 
 
 class Handled(NamedTuple):
@@ -135,7 +136,7 @@ class CallHandler:
         made = self._head() if self._head() != before else None
         if made is not None:
             tests = self.session.run_tests(actor=self.actor)
-            observation += f"\n\nTests after this change: {tests.summary()}"
+            observation += f"\n\nTests after this change: {summary(tests)}"
             if tests.failing:
                 observation += "\nfailing: " + ", ".join(tests.failing[:20])
         self.session.events.emit(ev.Notice(message=f"tried {call.name}: {observation[-300:]}", level="info"), self.actor)

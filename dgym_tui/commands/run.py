@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
     from dgym_tui.agent.setup import make_agent
     from dgym_tui.core.safe_text import one_line, visible
     from dgym_tui.headless import Progress
+    from dgym_tui.tools.eval import summary
 
     repo = lifecycle.repo_from(args.repo)
     try:
@@ -69,7 +70,7 @@ def main(argv: list[str]) -> int:
             return 2
         outcome = agent.run()
         tests = session.run_tests()
-        print(visible(f"outcome: {outcome}; tests: {tests.summary()}"), flush=True)
+        print(visible(f"outcome: {outcome}; tests: {summary(tests)}"), flush=True)
         if agent.submitted:
             print(visible(f"agent's summary: {agent.submitted}"), flush=True)
         changed = session.changed_files()

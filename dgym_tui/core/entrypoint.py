@@ -109,14 +109,16 @@ NO_ENTRYPOINT = ("give what to run with -e (e.g. -e 'python tool.py --x 1' or -e
 
 
 def detect_entrypoint(sandbox, project) -> Entrypoint:
-    """pytest when pytest would find tests in the repo (project: core/project.Project), else a
+    """pytest when pytest would find tests in the repo (project: core/project.Project; files it
+    would not find by itself, a debug-gym folder's test.py, are named to it), else a
     script with a __main__ block at the top. With neither, a SandboxError says so and how to
     give what to run."""
     files = sandbox.list_files()
     if not any(path.endswith(".py") for path in files):
         raise SandboxError(f"there is no Python file in this repository, so nothing to run under pdb: {NO_ENTRYPOINT}")
-    if project.has_tests:
-        return Entrypoint("pytest", "", ())
+    if project.tests:
+        # test.py / tests.py (project.named): pytest collects them only when named
+        return Entrypoint("pytest", "", project.tests if project.named else ())
     names = {e.name: e for e in sandbox.list_dir(".")}
     for name in MAIN_SCRIPTS:
         if name in names and not names[name].is_dir:

@@ -14,12 +14,16 @@ import fnmatch
 import posixpath
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # pytest's defaults (`python_files`, `norecursedirs`)
 PYTHON_FILES = ("test_*.py", "*_test.py")
 NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 SOURCE_FOLDERS = ("src",)  # folders that hold a package in the usual layouts
+# Test files that pytest's default patterns miss but that hold a project's tests all the same:
+# debug-gym's task folders keep theirs in test.py next to the code, Django apps in tests.py.
+# They count only where pytest's own patterns find nothing, and are then named to pytest.
+NAMED_TEST_FILES = ("test.py", "tests.py")
 
 
 @dataclass(frozen=True)
@@ -38,10 +42,13 @@ class Project:
     config: PytestConfig
     tests: tuple[str, ...]                # test files pytest would collect, repo-relative
     import_roots: tuple[str, ...]         # folders to put first on the import path ("" excluded)
+    named: bool = False                   # the tests are test.py / tests.py files pytest collects
+                                          # only when they are named on its command line
 
     @property
     def has_tests(self) -> bool:
-        return bool(self.tests)
+        """pytest run with no file named finds tests here (named ones need naming: see tests)."""
+        return bool(self.tests) and not self.named
 
 
 Reader = Callable[[str], "str | None"]
@@ -50,7 +57,12 @@ Reader = Callable[[str], "str | None"]
 def read_project(files: list[str], read: Reader) -> Project:
     """files: every file of the repo (relative paths); read(path): a file's text, or None."""
     config = pytest_config(files, read)
-    return Project(config, tuple(find_tests(files, config)), tuple(import_roots(files, read, config)))
+    tests, named = find_tests(files, config), False
+    if not tests and config.python_files == PYTHON_FILES:
+        # pytest's own patterns find nothing: a debug-gym or Django layout's test.py / tests.py
+        tests = find_tests(files, replace(config, python_files=NAMED_TEST_FILES))
+        named = bool(tests)
+    return Project(config, tuple(tests), tuple(import_roots(files, read, config)), named)
 
 
 # --- pytest's configuration ------------------------------------------------------------------

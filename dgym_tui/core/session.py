@@ -540,10 +540,15 @@ class Session:
 
     @operation()
     def run_tests(self, args: str = "", timeout: float = 600, actor: str = HUMAN) -> Tests:
-        """Run pytest in the sandbox (outside pdb) and count the results."""
+        """Run pytest in the sandbox (outside pdb) and count the results: `args`, else what the
+        entrypoint's pytest command names (`pytest test.py -k cart`: its files, -k, options;
+        never a post-mortem's narrowing), else pytest's own discovery."""
         sandbox = self._sandbox()
+        entrypoint = self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", "")
+        if not args and entrypoint.kind == "pytest":
+            args = shlex.join(entrypoint.args)
         self.events.emit(Progress(message=f"running tests {args}".strip() + "…", step="tests"), actor)
-        env = run_environment(self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", ""), sandbox.root,
+        env = run_environment(entrypoint, sandbox.root,
                               sandbox.program_env)  # `PYTHONPATH=src pytest` given as the entrypoint
         assign = "".join(f"{name}={shlex.quote(value)} " for name, value in env.items())
         result = sandbox.exec(f"{assign}{sandbox.python} -m pytest -q -rfE -p no:cacheprovider {args}",
