@@ -63,7 +63,7 @@ class Tally:
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in self.counts.items())
-        cost = _money(self.cost) + ("" if self.cost_known else "+?")
+        cost = _money(self.cost) + ("" if self.cost_known else "+?") if self.cost or self.cost_known else "?"
         return f"{self.done}/{self.total} done ({counts}); cost {cost}; left ~{_duration(self.eta())}"
 
 
@@ -155,10 +155,11 @@ class LiveProgress(LogProgress):
             super().note(text)
 
     def _render(self):
+        from rich.console import Group
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=None, caption=one_line(self.tally.line()), expand=False)
+        table = Table(expand=False)
         for name, justify in (("task", "left"), ("arm", "left"), ("#", "right"), ("state", "left"),
                               ("step", "right"), ("cost", "right"), ("elapsed", "right")):
             table.add_column(name, justify=justify, no_wrap=True)
@@ -179,7 +180,7 @@ class LiveProgress(LogProgress):
                           _duration(elapsed) if elapsed is not None else "")
         if waiting:
             table.add_row("…", "", "", f"{waiting} waiting", "", "", "")
-        return table
+        return Group(table, Text(self.tally.line()))
 
     def end(self) -> None:
         if self.live:
