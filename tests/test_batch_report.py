@@ -6,6 +6,8 @@ way the driver writes them (run_dir.prepare / write_trial), the sessions being r
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,14 @@ def test_summary_markdown(tmp_path):
     assert f"{100 * lo:.1f}%–{100 * hi:.1f}%" in text
     assert "| 1 | 2 | 0 | 1 |" in text  # t0 both; t1, t2 only with-pdb; t3 neither; t4 not scored in both
     assert "\x1b" not in text
+    # made again from RUN_DIR alone, as the README says
+    (out / "summary.md").unlink(missing_ok=True)
+    done = subprocess.run([sys.executable, "-m", "dgym_tui.batch.report", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and (out / "summary.md").read_text() == text and (out / "report.html").exists()
+    done = subprocess.run([sys.executable, "-m", "dgym_tui.batch.report", str(out / "trials")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "not a batch's run directory" in done.stderr
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="no chromium installed (.ci/run installs it)")
