@@ -83,7 +83,9 @@ def prepare(run_dir: Path, config: dict, tasks: list[Task]) -> bool:
             raise RunDirError(f"{run_dir} holds a batch whose task set has changed since ({what}): "
                               "use another --out")
         return True
-    if run_dir.exists() and any(p.name not in (".", "..") for p in run_dir.iterdir()):
+    # What a start killed before batch.json (written last) leaves may be started afresh.
+    leftover = {"tasks.jsonl", "trials"}
+    if run_dir.exists() and any(p.name not in leftover or (p.is_dir() and any(p.iterdir())) for p in run_dir.iterdir()):
         raise RunDirError(f"{run_dir} exists and is not a batch's run directory (no batch.json): use another --out")
     (run_dir / "trials").mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(t.to_dict(), ensure_ascii=False) + "\n" for t in tasks)
