@@ -290,3 +290,37 @@ def test_installed_review_in_tmux_approve_two_reject_one_export(installed, tmp_p
     assert [d["verdict"] for d in lines] == ["approve", "approve", "reject"] and lines[2]["note"] == "not this one"
     assert sorted(p.name for p in (run_dir / "approved").iterdir()) == ["task-0000.patch", "task-0004.patch"]
     assert "Traceback" not in screen
+
+
+def test_installed_review_hands_the_terminal_to_the_replay_and_back(installed, real, tmp_path):
+    """`o` in a terminal: the replay (the debugger app) takes the terminal, a take-over there runs
+    live, and quitting it comes back to the inbox, which reads what the take-over did."""
+    import shutil as sh
+
+    if sh.which("tmux") is None:
+        pytest.fail("tmux is needed for the end-to-end tests (CI installs it)")
+    from test_e2e_tmux import Tmux
+
+    run_dir, _repos = real
+    env = {"DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "TERM": "xterm-256color",
+           "PATH": f"{Path(installed).parent}:{os.environ['PATH']}"}
+    tmux = Tmux(f"dgym-review-o-{os.getpid()}", f"{installed} review {run_dir}", str(tmp_path), env)
+    try:
+        tmux.wait_for("undecided 3", timeout=60)
+        tmux.keys("o")
+        tmux.wait_for("take over here", timeout=60)  # the replay's timeline
+        tmux.keys("End")
+        tmux.keys("Enter")
+        tmux.wait_for("exited with code 0", timeout=120)  # live: the tests ran to their end
+        tmux.keys("Escape")
+        tmux.keys("q")
+        tmux.wait_for("Quit and discard", timeout=30)
+        tmux.keys("y")
+        screen = tmux.wait_for("no new revision", timeout=120)  # back in the inbox: nothing changed
+        assert "approved 0 rejected 0 undecided 3" in screen
+        tmux.keys("q")
+        tmux.wait_for("DGYM-EXITED-0")
+    finally:
+        tmux.close()
+    sessions = list((run_dir / "revisions" / "fixed__all__1" / "takeover" / "1" / "sessions").rglob("*.jsonl"))
+    assert len(sessions) == 1 and '"taken_over_from"' in sessions[0].read_text().splitlines()[0]
