@@ -18,7 +18,7 @@ from review_fixtures import copy_run, fix_patch, git, shared_real_run_dir, synth
 
 from dgym_tui.commands.review import main as review_main
 from dgym_tui.review import reviews, revisions
-from dgym_tui.review.exports import ExportError, apply_approved, export_patches, export_preds, make_branches
+from dgym_tui.review.exports import ExportError, apply_approved, make_branches
 from dgym_tui.review.inbox import RunDir, RunDirError
 from dgym_tui.review.patch_files import file_changes
 
