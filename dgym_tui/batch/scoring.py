@@ -200,7 +200,9 @@ def score_after(box, task: Task, patch: str, base: str, test_files: set[str], be
         return Score(False, reason, before.counts(), {"passed": 0, "failed": 0, "errors": 0},
                      {t: MISSING for t in task.fail_to_pass}, {t: MISSING for t in task.pass_to_pass},
                      reverted, applied=False)
-    after = run_tests(box, task)
+    # nothing left of the patch: the tree is the one "before" ran on, so its results stand
+    unchanged = not patch.strip() or set(reverted) >= set(patched_files(patch))
+    after = before if unchanged else run_tests(box, task)
     return judge(task, before, after, reverted)
 
 
