@@ -28,7 +28,7 @@ RESULT_FIELDS = {"format", "trial", "task", "arm", "attempt", "status", "reason"
 SNOOP_THEN_FIX = [
     {"tool_calls": [{"name": "grep", "arguments": {"pattern": HIDDEN_MARKER[:-1] + "[" + HIDDEN_MARKER[-1] + "]"}}]},
     {"tool_calls": [{"name": "view", "arguments": {"path": "tests/test_calc.py"}}]},
-    {"tool_calls": [{"name": "bash", "arguments": {"command": "git log --all --oneline | wc -l; ls -a; ls tests"}}]},
+    {"tool_calls": [{"name": "bash", "arguments": {"command": "git log --all --oneline | wc -l; env | grep -c DGYM_TEST_SECRE[T]; ls -a; ls tests"}}]},
     *FIX,
 ]
 
@@ -44,7 +44,8 @@ def check_result(result: dict, spec: TrialSpec, patch: str) -> None:
 
 def test_swe_instance_resolved_and_its_hidden_test_never_seen(tmp_path):
     task = load_tasks(swe_instances(tmp_path / "swe"))[0]
-    spec = spec_for(task, tmp_path, SNOOP_THEN_FIX, arm=Arm("pdb", ["pdb", "view", "grep", "bash", "edit"]))
+    spec = spec_for(task, tmp_path, SNOOP_THEN_FIX, arm=Arm("pdb", ["pdb", "view", "grep", "bash", "edit"]),
+                    env={"DGYM_TEST_SECRET": "sk-never-in-the-sandbox"})
     out = run_trial(spec)
     r = out.result
     check_result(r, spec, out.patch)
@@ -60,7 +61,8 @@ def test_swe_instance_resolved_and_its_hidden_test_never_seen(tmp_path):
     seen = [json.loads(line) for line in out.session.splitlines()[1:]]
     results = [e["data"]["observation"] for e in seen if e["kind"] == "tool_result"]
     assert results[0].startswith("No matches found"), results[0]
-    assert results[2].split("\n")[0].strip() == "1", results[2]  # one commit (the baseline): no later history
+    assert results[2].split("\n")[:2] == ["1", "0"], results[2]  # one commit (the baseline); no spec.env
+    assert b"sk-never-in-the-sandbox" not in out.session
     assert "test_calc.py" in out.patch or "calc.py" in out.patch
     assert "test_add_negative" not in out.patch
 
