@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
-from dgym_tui.ui.compositor import CroppedCompositor
+from dgym_tui.ui.compositor import CroppedCompositor, paint_now
 from dgym_tui.ui.widgets.source_view import SourceView
 
 SOURCE = "".join(f"value_{n} = {n} * 2  # line {n}\n" for n in range(1, 200))
@@ -122,3 +122,37 @@ async def test_a_step_repaints_only_the_source_views_own_cells_even_with_long_li
         log = app.query_one("#log").region
         assert any(view.region.contains_region(region) for region in regions), regions
         assert not [r for r in regions if r.overlaps(log)], [r for r in regions if r.overlaps(log)]
+
+
+@pytest.mark.asyncio
+async def test_paint_now_draws_a_plain_repaint_at_once_and_leaves_layout_to_textual():
+    app = PanesApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one(SourceView)
+        view.load("big.py", SOURCE)
+        await pilot.pause()
+        screen = app.screen
+        compositor = screen._compositor
+        frames: list[set] = []
+        render = compositor.render_update
+
+        def spy(*args, **kwargs):
+            if compositor._dirty_regions:  # (an update with nothing dirty writes nothing)
+                frames.append(set(compositor._dirty_regions))
+            return render(*args, **kwargs)
+
+        compositor.render_update = spy
+        view.set_current("big.py", 6)
+        assert paint_now(screen, view) is True
+        assert len(frames) == 1 and frames[0], "the two rows were rendered there and then"
+        assert all(view.region.contains_region(region) for region in frames[0])
+        assert "▶" in view.render_line(5 - int(view.scroll_offset.y)).text
+        assert paint_now(screen, view) is False  # nothing left to paint
+        await pilot.pause()
+        assert len(frames) == 1, "Textual's own update found nothing more to draw"
+        # a change that needs layout is Textual's to do
+        view.set_current("big.py", 7)
+        view.refresh(layout=True)
+        assert paint_now(screen, view) is False
+        await pilot.pause()
+        assert len(frames) >= 2

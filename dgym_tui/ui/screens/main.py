@@ -26,7 +26,7 @@ from textual.widgets import Input, Static
 from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import ASPECTS, DebugState
-from dgym_tui.ui.compositor import CroppedCompositor
+from dgym_tui.ui.compositor import CroppedCompositor, paint_now
 from dgym_tui.ui.messages import SessionEvents
 from dgym_tui.ui.slots import fill_slot
 from dgym_tui.ui.widgets.pdb_console import PdbConsole, PdbInput
@@ -643,6 +643,7 @@ class MainScreen(Screen):
         stop = self.state.stop
         if "stop" in self._aspects and stop is not None and stop is not self._followed:
             self._follow_stop()
+            paint_now(self, self.source)  # the new current line on screen before anything else
             # The status bar goes in the frame after: the current line's frame then draws only
             # what changed in the source view (~0.5 ms sooner on screen, measured per frame).
             if self._state_timer is not None:
