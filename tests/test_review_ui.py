@@ -250,7 +250,8 @@ def test_review_screen_snapshot(snap_compare, tmp_path):
     app = ReviewApp(RunDir.open(run_dir), theme="dgym-dark")
 
     async def settle(pilot):
-        await wait_for(pilot, lambda: all(t.added is not None for t in app.rundir.trials.values()), what="diff sizes")
+        await wait_for(pilot, lambda: app.inbox.table.row_count == 12 and all(
+            "…" not in cell(app, i, "diff") for i in range(12)), what="diff sizes")
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=settle)

@@ -83,7 +83,14 @@ class ReviewScreen(Screen):
         for t in missing:
             self.run.diff_size(t)
         if missing:
-            self.app.call_from_thread(self.redraw)
+            self.app.call_from_thread(self._fill_sizes)
+
+    def _fill_sizes(self) -> None:
+        """The diff column filled in place (a rebuild of a thousand rows would stall a scroll)."""
+        column = [k for _, k in COLUMNS].index("diff")
+        for i, t in enumerate(self.shown):
+            if t.added is not None:
+                self.table.update_cell_at((i, column), f"+{t.added}/-{t.removed}")
 
     # --- drawing ----------------------------------------------------------------------------
 
