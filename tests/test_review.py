@@ -91,10 +91,10 @@ def test_a_running_batch_shows_trials_as_they_finish(tmp_path):
     (run_dir / "results.jsonl").write_text("".join(lines[:3]) + lines[3][:20])  # a line being written
     run = RunDir.open(run_dir)
     assert len(run.trials) == 3
-    assert run.refresh() is False  # nothing new: a stat() and no reading
+    assert run.refresh() == set()  # nothing new: a stat() and no reading
     with open(run_dir / "results.jsonl", "a") as fh:
         fh.write(lines[3][20:] + "".join(lines[4:6]))
-    assert run.refresh() and len(run.trials) == 6
+    assert run.refresh() == {"results"} and len(run.trials) == 6
     tmp = run_dir / "results.jsonl.new"  # the driver rebuilds it at the end (a new file)
     tmp.write_text("".join(lines))
     os.replace(tmp, run_dir / "results.jsonl")

@@ -215,6 +215,27 @@ async def test_filters_and_a_running_batch(tmp_path):
         assert "keys" in str(app.screen.query_one(".title").render())
 
 
+async def test_a_decision_redraws_its_cells_not_the_table(tmp_path):
+    """The poll sees reviews.jsonl change after each decision: only verdict cells are redrawn (a
+    rebuild of a thousand rows would stall the screen after every key)."""
+    run_dir = synthetic_run_dir(tmp_path / "run", 40)
+    app = ReviewApp(RunDir.open(run_dir))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        rebuilds = []
+        original = app.inbox.redraw
+        app.inbox.redraw = lambda: (rebuilds.append(1), original())
+        from dgym_tui.review import reviews
+
+        other = app.inbox.shown[5]
+        reviews.record(run_dir, other.id, "reject", other.patch_sha256, "by someone else")
+        await pilot.press("a", "a")
+        await wait_for(pilot, lambda: cell(app, 5, "verdict") == "rejected", timeout=10, what="the other's verdict")
+        await pilot.pause(1.5)
+        assert rebuilds == []
+        assert [cell(app, i, "verdict") for i in range(3)] == ["approved", "approved", ""]
+
+
 async def test_the_palette_exports_predictions_and_makes_branches(tmp_path):
     repos = [task_repo(tmp_path / "repos", f"calc{i}") for i in range(2)]
     run_dir = synthetic_run_dir(tmp_path / "run", 4, repos)

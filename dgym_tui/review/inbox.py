@@ -115,15 +115,19 @@ class RunDir:
 
     # --- reading ----------------------------------------------------------------------------
 
-    def refresh(self, force: bool = False) -> bool:
-        """Read what changed (results, revisions, decisions); True when something did. Cheap
-        when nothing did: three stat() calls."""
+    def refresh(self, force: bool = False) -> set[str]:
+        """Read what changed; returns which of "results", "revisions", "reviews" did (empty:
+        nothing, and then it cost three stat() calls)."""
         with self.lock:
             if force:
                 self._revisions_mark, self._reviews_mark = 0.0, ()
-            changed = self._read_results()
-            changed |= self._read_revisions(force=changed)
-            changed |= self._read_reviews(force=changed)
+            changed = set()
+            if self._read_results():
+                changed.add("results")
+            if self._read_revisions(force=bool(changed)):
+                changed.add("revisions")
+            if self._read_reviews(force=bool(changed)):
+                changed.add("reviews")
             return changed
 
     def _read_results(self) -> bool:

@@ -171,8 +171,19 @@ class ReviewScreen(Screen):
 
     @work(thread=True, exclusive=True, group="review-poll")
     def _poll(self) -> None:
-        if self.run.refresh():
+        changed = self.run.refresh()
+        if changed == {"reviews"}:  # decisions only (ours, or another reviewer's): those cells
+            self.app.call_from_thread(self.redraw_verdicts)
+        elif changed:  # new trials or revisions: the order may change
             self.app.call_from_thread(self.redraw)
+
+    def redraw_verdicts(self) -> None:
+        column = [k for _, k in COLUMNS].index("verdict")
+        for i, t in enumerate(self.shown):
+            value = self.row(t)[column]
+            if str(self.table.get_cell_at((i, column))) != str(value):
+                self.table.update_cell_at((i, column), value)
+        self.draw_header()
 
     # --- keys -------------------------------------------------------------------------------
 
