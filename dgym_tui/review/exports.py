@@ -29,14 +29,16 @@ class ExportError(Exception):
 
 
 def export_patches(run: RunDir, out_dir: str | Path | None = None) -> list[Path]:
-    """<out_dir>/<task>.patch for each approved task (default RUN_DIR/approved/)."""
+    """<out_dir>/<task>.patch for each approved task with a change (default RUN_DIR/approved/)."""
     out = Path(out_dir) if out_dir else run.path / APPROVED
-    approved = run.approved()
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for trial in approved:
+    for trial in run.approved():
+        patch = run.patch(trial)
+        if not patch.strip():
+            continue  # an approved empty change: nothing to apply (git apply refuses an empty patch)
         path = out / f"{_safe_name(trial.task)}.patch"
-        path.write_bytes(run.patch(trial).encode("utf-8", "surrogateescape"))
+        path.write_bytes(patch.encode("utf-8", "surrogateescape"))
         written.append(path)
     return written
 
