@@ -115,13 +115,23 @@ class LocalRayCluster:
 
         return {**{k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS}, **RAY_ENV}
 
-    def _ray(self, *args: str) -> None:
+    def _ray(self, *args: str, timeout: float = 180) -> None:
         ray_cli = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
-        r = subprocess.run([ray_cli, "start", *args, "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
-                            "--object-store-memory", str(self.object_store)],
-                           env=self.env(), capture_output=True, text=True, timeout=120)
+        try:
+            r = subprocess.run([ray_cli, "start", *args, "--disable-usage-stats", "--node-ip-address", "127.0.0.1",
+                                "--object-store-memory", str(self.object_store)],
+                               env=self.env(), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"ray start {' '.join(args[:2])} took more than {timeout:.0f} s") from None
         if r.returncode != 0:
             raise RuntimeError(f"ray start {' '.join(args[:2])} failed: {(r.stderr or r.stdout)[-800:]}")
+
+    def _crash_notes(self, temp: Path) -> str:
+        """Why a node did not start, from its raylet's log (the fatal lines)."""
+        notes = []
+        for log_file in temp.glob("session_2*/logs/raylet.out"):
+            notes += [line[-300:] for line in log_file.read_text(errors="replace").splitlines() if " C " in line]
+        return "; ".join(notes[-2:])
 
     def _node_ports(self, name: str = "head") -> list[str]:
         base = free_port_range(64)
@@ -143,16 +153,25 @@ class LocalRayCluster:
         self.wait_nodes(1 + self.workers)
         return self
 
-    def add_node(self, name: str | None = None) -> str:
+    def add_node(self, name: str | None = None, attempts: int = 3) -> str:
+        """Start a worker node. On a busy machine a node's agents can start too slowly for its
+        raylet, which then gives up: that node's processes are killed and it starts again."""
         name = name or f"w{len(self.names) + 1}"
-        temp = self.root / name
-        if temp.exists():  # a node restarted under its old name: a fresh temp dir of its own
-            temp = self.root / f"{name}-{int(time.time() * 1000)}"
-        ports = self._node_ports(name)
-        self._ray("--address", self.address, "--num-cpus", str(self.cpus),
-                  "--resources", json.dumps({"dgym_sandbox": self.sandboxes}),
-                  "--temp-dir", str(temp), *ports)
-        self._temps[name] = str(temp)
+        for attempt in range(1, attempts + 1):
+            temp = self.root / (name if attempt == 1 and not (self.root / name).exists()
+                                else f"{name}-{int(time.time() * 1000)}")
+            ports = self._node_ports(name)
+            self._temps[name] = str(temp)
+            try:
+                self._ray("--address", self.address, "--num-cpus", str(self.cpus),
+                          "--resources", json.dumps({"dgym_sandbox": self.sandboxes}),
+                          "--temp-dir", str(temp), *ports)
+                break
+            except RuntimeError as e:
+                roots, procs = self._pids(str(temp) + "/")
+                _kill(_with_descendants(roots, procs))
+                if attempt == attempts:
+                    raise RuntimeError(f"{e} ({self._crash_notes(temp)})") from None
         if name not in self.names:
             self.names.append(name)
         return name

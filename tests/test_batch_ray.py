@@ -73,9 +73,10 @@ def driver_env(address: str) -> dict:
 
 def containers_of(client, pids: set[int]) -> list[str]:
     """Our containers on this host whose owner is one of these processes."""
-    return [c.name for c in client.containers.list(all=True, filters={"label": "dgym-tui.app"})
-            if c.labels.get("dgym-tui.owner-host") == socket.gethostname()
-            and int(c.labels.get("dgym-tui.owner-pid") or 0) in pids]
+    # The low-level list: one call, no inspect per container (others' containers come and go).
+    return [c["Names"][0].lstrip("/") for c in client.api.containers(all=True, filters={"label": "dgym-tui.app"})
+            if (c.get("Labels") or {}).get("dgym-tui.owner-host") == socket.gethostname()
+            and int((c.get("Labels") or {}).get("dgym-tui.owner-pid") or 0) in pids]
 
 
 def results_once(out: Path, trials: int) -> dict:
@@ -151,11 +152,12 @@ def test_without_ray_the_executor_is_a_one_line_error(tmp_path):
 
 def test_a_lost_node_costs_only_its_running_trials(ray_cluster, tmp_path):
     """Kill one worker node's raylet while its trials run: every trial's result still comes once,
-    as many resolved as the same batch run locally, and no container left on the engine."""
+    the same statuses as the same batch run locally, and no container left on the engine (the
+    killed node's are reaped by the surviving one)."""
     client = require_docker()
-    names = ["resolved-1", "resolved-2", "resolved-3", "resolved-4", "env-5", "env-6"]
+    names = ["resolved-1", "resolved-2", "resolved-3", "giveup-4"]
     tasks = make_tasks(tmp_path / "tasks", names)
-    model = Model(names, delay=1.0)  # trials long enough to be caught running
+    model = Model(names, delay=0.5)  # trials long enough to be caught running
     seen: set[int] = set()
     with model.server:
         out = tmp_path / "ray-run"
@@ -173,6 +175,7 @@ def test_a_lost_node_costs_only_its_running_trials(ray_cluster, tmp_path):
                 time.sleep(0.2)
             assert victims, "no trial's sandbox ever ran on w1"
             seen |= ray_cluster.all_pids()
+            killed_ids = ray_cluster.node_ids()
             ray_cluster.kill_node("w1")
             while driver.poll() is None:
                 seen |= ray_cluster.all_pids()
@@ -182,18 +185,20 @@ def test_a_lost_node_costs_only_its_running_trials(ray_cluster, tmp_path):
             if driver.poll() is None:
                 driver.kill()
         assert driver.returncode == 0, output[-4000:]
-        ray_results = results_once(out, 6)
-        assert all(res["ray_node_id"] != "" for res in ray_results.values())
+        ray_results = results_once(out, 4)
+        assert {res["ray_node_id"] for res in ray_results.values()} <= set(killed_ids.values())
         # the same batch, run locally
+        model.calls.clear()
         local_out = tmp_path / "local-run"
         local = subprocess.run(batch(tasks, local_out, model.server.url, "--executor", "local", "--workers", "4"),
                                env=driver_env(ray_cluster.address), capture_output=True, text=True, timeout=300)
         assert local.returncode == 0, local.stdout[-3000:] + local.stderr[-3000:]
-    local_results = results_once(local_out, 6)
-    resolved = lambda results: sum(r["status"] == "resolved" for r in results.values())  # noqa: E731
-    assert resolved(ray_results) == resolved(local_results) == 4
+    local_results = results_once(local_out, 4)
+    status = lambda results: sorted((t, r["status"]) for t, r in results.items())  # noqa: E731
+    assert status(ray_results) == status(local_results)
+    assert sum(r["status"] == "resolved" for r in ray_results.values()) == 3
     # the killed node's containers were reaped by the surviving node; none of the cluster's left
-    assert set(victims).isdisjoint(c.name for c in client.containers.list(all=True))
+    assert set(victims).isdisjoint(c["Names"][0].lstrip("/") for c in client.api.containers(all=True))
     assert containers_of(client, seen) == []
     # the cluster whole again for whatever runs next
     ray_cluster.add_node("w1")
