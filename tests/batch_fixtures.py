@@ -16,7 +16,9 @@ whose outcome is known:
     toml_task(root)          a folder with task.toml: instructions, must_pass, a hidden test file
 
 Use: `spec_for(task, script=FIX, ...)` gives a TrialSpec on the scripted model; `write_script`
-writes any script. Part B's driver tests and the review's tests import these.
+writes any script; `stub_responder({task id: script})` answers many trials at once through
+tests/stub_llm_server.py (litellm's real HTTP path). Part B's driver tests and the review's
+tests import these.
 """
 
 from __future__ import annotations
@@ -164,3 +166,27 @@ def spec_for(task, tmp: Path, script: list, arm=None, **kwargs):
     kwargs.setdefault("yes", True)
     kwargs.setdefault("sandbox", "local")
     return TrialSpec(task=task, arm=arm or Arm("all", []), attempt=kwargs.pop("attempt", 1), model=model, **kwargs)
+
+
+def stub_responder(scripts: dict[str, list[dict]], default: list[dict] | None = None):
+    """A response for tests/stub_llm_server.py (push it once per expected request) that serves
+    many trials at once, each from its own script: the task is the one whose id the system
+    prompt names (a trial's repo folder is named after its task), the step is the number of
+    replies already in the conversation. Past a script's end it submits. Stateless, so trials
+    may run in any order, in parallel. Steps as the scripted model's ({"text", "tool_calls"});
+    a step may add {"delay": seconds} (a slow model)."""
+    by_length = sorted(scripts, key=len, reverse=True)  # "calc_b" before "calc"
+
+    def respond(body: dict) -> dict:
+        messages = body.get("messages") or []
+        system = next((str(m.get("content")) for m in messages if m.get("role") == "system"), "")
+        name = next((n for n in by_length if f'"{n}"' in system), None)
+        steps = scripts[name] if name is not None else default
+        if steps is None:
+            return {"status": 400, "message": "stub_responder: no script for this trial's task"}
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        if step < len(steps):
+            return dict(steps[step])
+        return {"tool_calls": [{"name": "submit", "arguments": {"message": "done"}}]}
+
+    return respond

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from batch_fixtures import (CHEAT, FIX, GIVE_UP, HIDDEN_MARKER, SLEEP, WANDER, debug_gym_folder, folder_of_repos,
-                            spec_for, swe_instances, toml_task)
+                            spec_for, stub_responder, swe_instances, toml_task)
 from dgym_tui.batch.spec import STATUSES, Arm, Task, TrialSpec
 from dgym_tui.batch.tasks import load_tasks
 from dgym_tui.batch.trial import pack_task, run_trial
@@ -239,3 +239,19 @@ def test_scoring_a_patch_that_does_not_apply_and_one_that_breaks_the_import(tmp_
     assert not score.resolved and score.reverted == ["tests/test_new.py"]
     assert set(score.fail_to_pass.values()) == {"error"} and score.pass_to_pass == {"tests/test_calc.py::test_sub": "error"}
     assert score.tests_after == {"passed": 0, "failed": 0, "errors": 1}
+
+
+def test_a_trial_through_litellm_and_the_stub_server(tmp_path, stub_llm):
+    """The real HTTP path: litellm talks to the stub, which answers each task from its script."""
+    tasks = load_tasks(folder_of_repos(tmp_path / "set"))
+    respond = stub_responder({"calc_a": FIX, "calc_b": GIVE_UP})
+    stub_llm.push(*[respond] * 6)
+    results = {}
+    for task in reversed(tasks):
+        spec = TrialSpec(task=task, arm=Arm("all", []), attempt=1, model="openai/stub", api_base=stub_llm.url,
+                         sandbox="local", yes=True, env={"OPENAI_API_KEY": "sk-test-not-real"})
+        results[task.id] = run_trial(spec).result
+    assert results["calc_a"]["status"] == "resolved", results["calc_a"]
+    assert results["calc_b"]["status"] == "unresolved", results["calc_b"]
+    assert results["calc_a"]["tool_calls"] == {"edit": 1, "submit": 1} and results["calc_a"]["tokens"] > 0
+    assert len(stub_llm.requests) == 3

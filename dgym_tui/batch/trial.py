@@ -49,10 +49,11 @@ class TrialError(Exception):
 def prepare_repo(task: Task, dest: Path, repo_blob: bytes | None = None) -> Path:
     """The task's repo as the agent may see it, in dest/repo: at base_commit when given (git
     archive: no history, so no later commit gives the fix away), else the folder as it is; its
-    hidden files and task.toml left out. TrialError: a missing repo or commit."""
-    from dgym_tui.batch.tasks import TASK_TOML
+    hidden files and task.toml left out. TrialError: a missing repo or commit. The folder is named
+    after the task, so the agent's prompt (and a stub model serving many trials) names it."""
+    from dgym_tui.batch.tasks import TASK_TOML, safe_id
 
-    repo = dest / "repo"
+    repo = dest / safe_id(task.id)
     repo.mkdir(parents=True)
     if repo_blob is not None:
         with tarfile.open(fileobj=io.BytesIO(repo_blob)) as tar:
