@@ -255,3 +255,15 @@ def test_a_trial_through_litellm_and_the_stub_server(tmp_path, stub_llm):
     assert results["calc_b"]["status"] == "unresolved", results["calc_b"]
     assert results["calc_a"]["tool_calls"] == {"edit": 1, "submit": 1} and results["calc_a"]["tokens"] > 0
     assert len(stub_llm.requests) == 3
+
+
+def test_a_patch_that_stops_pytest_is_unresolved_not_an_error(tmp_path):
+    from dgym_tui.batch.scoring import score_patch
+    from dgym_tui.batch.trial import prepare_repo
+
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    repo = str(prepare_repo(task, tmp_path / "work"))
+    patch = ("diff --git a/pytest.ini b/pytest.ini\nnew file mode 100644\n--- /dev/null\n+++ b/pytest.ini\n"
+             "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = --no-such-option\n")
+    score = score_patch(task, patch, repo, sandbox="local")
+    assert not score.resolved and score.reason.startswith("with the agent's patch, pytest did not run (exit 4)"), score

@@ -44,6 +44,7 @@ class TestRun:
     broken_files: list[str] = field(default_factory=list)
     exit_code: int | None = None
     output: str = ""
+    problem: str | None = None    # pytest did not run (timed out, a usage error): why
 
     def counts(self) -> dict[str, int]:
         values = list(self.outcomes.values())
@@ -129,7 +130,7 @@ class FreshSandbox:
             self.base = box.checkpoint("setup") if box.changed_files() else box.baseline
             self.test_files = base_test_files(box, self.task)
             add_hidden_tests(box, self.task)
-            self.before = run_tests(box, self.task)
+            self.before = before_run(box, self.task)
             box.restore(self.base)
         except BaseException as e:  # handed to score()
             self._error = e
@@ -174,9 +175,18 @@ def score_in(box, task: Task, patch: str) -> Score:
     base = box.checkpoint("setup") if box.changed_files() else box.baseline
     test_files = base_test_files(box, task)
     add_hidden_tests(box, task)
-    before = run_tests(box, task)
+    before = before_run(box, task)
     box.restore(base)
     return score_after(box, task, patch, base, test_files, before)
+
+
+def before_run(box, task: Task) -> TestRun:
+    """The tests at the base with the hidden tests: if pytest cannot run there, the task (or
+    we) are at fault, never the agent: SandboxError."""
+    run = run_tests(box, task)
+    if run.problem:
+        raise SandboxError(f"at the task's base, {run.problem}")
+    return run
 
 
 def score_after(box, task: Task, patch: str, base: str, test_files: set[str], before: TestRun) -> Score:
@@ -203,6 +213,10 @@ def score_after(box, task: Task, patch: str, base: str, test_files: set[str], be
     # nothing left of the patch: the tree is the one "before" ran on, so its results stand
     unchanged = not patch.strip() or set(reverted) >= set(patched_files(patch))
     after = before if unchanged else run_tests(box, task)
+    if after.problem:  # the agent's change stopped pytest (a hang, a broken configuration)
+        return Score(False, f"with the agent's patch, {after.problem}", before.counts(), after.counts(),
+                     {t: after.status_of(t) for t in task.fail_to_pass},
+                     {t: after.status_of(t) for t in task.pass_to_pass}, reverted)
     return judge(task, before, after, reverted)
 
 
@@ -364,14 +378,14 @@ def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:
                f"-o junit_family=xunit1 --junitxml={JUNIT_FILE} {shlex.join(targets)}")
     result = box.exec(command, timeout=timeout)
     if result.timed_out:
-        raise SandboxError(f"the tests ran past {timeout:.0f} s")
+        return TestRun(exit_code=None, output=result.output[-20000:], problem=f"the tests ran past {timeout:.0f} s")
     try:
         run = parse_junit(box.read_bytes(JUNIT_FILE))
     except (SandboxError, ET.ParseError):
         run = parse_short_summary(result.output)
     run.exit_code, run.output = result.exit_code, result.output[-20000:]
     if not run.outcomes and not run.broken_files and result.exit_code not in (0, 5):
-        raise SandboxError(f"pytest did not run (exit {result.exit_code}): {_last_line(result.output)}")
+        run.problem = f"pytest did not run (exit {result.exit_code}): {_last_line(result.output)}"
     return run
 
 
