@@ -142,10 +142,19 @@ class LocalRayCluster:
                 "--min-worker-port", str(base + 10), "--max-worker-port", str(base + 63)]
 
     def start(self) -> LocalRayCluster:
-        self.port = free_port()
-        self._ray("--head", "--port", str(self.port), "--num-cpus", "0", "--include-dashboard=false",
-                  "--temp-dir", str(self.root / "head"),
-                  *self._node_ports())
+        for attempt in range(1, 4):  # a busy machine can make a node miss Ray's start-up deadline
+            self.port = free_port()
+            temp = self.root / f"head-{attempt}"
+            self._temps["head"] = str(temp)
+            try:
+                self._ray("--head", "--port", str(self.port), "--num-cpus", "0", "--include-dashboard=false",
+                          "--temp-dir", str(temp), *self._node_ports())
+                break
+            except RuntimeError as e:
+                roots, procs = self._pids(str(temp) + "/")
+                _kill(_with_descendants(roots, procs))
+                if attempt == 3:
+                    raise RuntimeError(f"{e} ({self._crash_notes(temp)})") from None
         # One after the other: side by side on a busy 2-core machine, the nodes' agents were too
         # slow to start and their raylets gave up on them.
         for i in range(self.workers):
