@@ -277,13 +277,11 @@ class AgentRun:
 
         spec = self.spec
         try:
-            session = open_session(spec.task, self.repo, sandbox=spec.sandbox, image=spec.image,
-                                   made=lambda s: setattr(self, "session", s))
+            session = open_session(spec.task, self.repo, sandbox=spec.sandbox, image=spec.image, made=self._made)
             if self.timed_out:
                 return
-            box = session.sandbox
-            self.scorer = FreshSandbox(spec.task, str(self.repo), box.kind, getattr(box, "image", None),
-                                       box.python).start()
+            if self.scorer is None:
+                self._start_scorer(session.sandbox)
             self.writer = SessionWriter.open(str(self.session_path), session, mode="auto", model=spec.model)
             session.events.subscribe(self._count, replay=False)
             settings = AgentSettings(model=spec.model, api_base=spec.api_base, mode="auto",
@@ -311,6 +309,23 @@ class AgentRun:
         except Exception as e:
             if not self.timed_out:
                 self.error = str(e) if isinstance(e, TrialError | ValueError) else f"{type(e).__name__}: {e}"
+
+    def _made(self, session) -> None:
+        """The session exists: keep it (the wall clock may close it), and start the scoring
+        sandbox as soon as the agent's sandbox is chosen and its image ready (the repo's
+        dependencies installed), so both start side by side."""
+        self.session = session
+
+        def chosen(event) -> None:
+            if (self.scorer is None and event.kind == "progress" and event.data.step == "sandbox"
+                    and event.data.message.startswith("starting the") and session.sandbox is not None):
+                self._start_scorer(session.sandbox)
+
+        session.events.subscribe(chosen, replay=False)
+
+    def _start_scorer(self, box) -> None:
+        self.scorer = FreshSandbox(self.spec.task, str(self.repo), box.kind, getattr(box, "image", None),
+                                   box.python).start()
 
     def _count(self, event) -> None:
         if event.kind == "tool_result" and event.actor.startswith("agent"):
