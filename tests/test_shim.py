@@ -135,6 +135,15 @@ def bp(line, file="prog.py", **kw):
             "ignore": 0, **kw}
 
 
+def stopped_at(run, python, tmp_path, source, line):
+    """A shim running SOURCE as prog.py, stopped at its breakpoint on LINE."""
+    write(tmp_path, "prog.py", source)
+    shim = run(python, ["prog.py"], [bp(line)])
+    shim.read()
+    shim.cmd("c")
+    return shim
+
+
 # --- programs the tests run ----------------------------------------------------------------
 
 TESTS = """

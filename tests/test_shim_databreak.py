@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_shim import CART, bp, python, pytest_python, run, write  # noqa: F401  (fixtures)
+from test_shim import CART, bp, python, pytest_python, run, stopped_at, write  # noqa: F401  (fixtures)
 
 
 @pytest.mark.parametrize("backend", ["auto", "settrace"])
@@ -55,10 +55,7 @@ def test_data_breakpoints_stop_where_a_value_changes(python, run, tmp_path, back
 
 
 def test_data_breakpoint_on_a_local_ends_with_its_frame(python, run, tmp_path):
-    write(tmp_path, "prog.py", CART)
-    shim = run(python, ["prog.py"], [bp(16)])
-    shim.read()
-    shim.cmd("c")
+    shim = stopped_at(run, python, tmp_path, CART, 16)
     _, st = shim.cmd("dbreak acc")
     assert st["data_breakpoints"][0]["scope"] == "frame"
     _, st = shim.cmd("cl 1")
@@ -67,10 +64,7 @@ def test_data_breakpoint_on_a_local_ends_with_its_frame(python, run, tmp_path):
 
 
 def test_bad_data_breakpoints_are_one_line_errors(python, run, tmp_path):
-    write(tmp_path, "prog.py", CART)
-    shim = run(python, ["prog.py"], [bp(11)])
-    shim.read()
-    shim.cmd("c")
+    shim = stopped_at(run, python, tmp_path, CART, 11)
     out, st = shim.cmd("dbreak cart.nothing")
     assert out.startswith("*** cannot watch 'cart.nothing'") and "AttributeError" in out
     out, st = shim.cmd("dbreak (")
@@ -118,10 +112,7 @@ def test_data_breakpoint_in_a_test_run_stops_only_on_changes(pytest_python, run,
 
 
 def test_what_the_person_does_at_the_prompt_is_no_data_change(python, run, tmp_path):
-    write(tmp_path, "prog.py", CART)
-    shim = run(python, ["prog.py"], [bp(12)])
-    shim.read()
-    shim.cmd("c")
+    shim = stopped_at(run, python, tmp_path, CART, 12)
     shim.cmd("dbreak cart.items")
     out, st = shim.cmd("p cart.items.append(99) or cart.items")  # code run from the prompt
     assert out.strip() == "[99]" and "data_change" not in st

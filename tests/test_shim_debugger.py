@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 
-from test_shim import PROG, bp, python, run, write  # noqa: F401  (fixtures)
+from test_shim import PROG, bp, python, run, stopped_at, write  # noqa: F401  (fixtures)
 
 
 def test_next_step_continue_to_breakpoint(python, run, tmp_path):
@@ -39,10 +39,7 @@ def test_next_step_continue_to_breakpoint(python, run, tmp_path):
 
 
 def test_return_event(python, run, tmp_path):
-    write(tmp_path, "prog.py", PROG)
-    shim = run(python, ["prog.py"], [bp(4)])
-    shim.read()
-    shim.cmd("c")
+    shim = stopped_at(run, python, tmp_path, PROG, 4)
     out, st = shim.cmd("r")
     assert "--Return--" in out
     assert (st["reason"], st["function"], st["locals"]["__return__"]) == ("return", "f", "2")
@@ -65,10 +62,7 @@ def test_up_and_down(python, run, tmp_path):
 
 
 def test_print_is_a_command(python, run, tmp_path):
-    write(tmp_path, "prog.py", PROG)
-    shim = run(python, ["prog.py"], [bp(4)])
-    shim.read()
-    shim.cmd("c")
+    shim = stopped_at(run, python, tmp_path, PROG, 4)
     out, st = shim.cmd("p a + 40")
     assert "41" in out and st["reason"] == "command" and st["line"] == 4
 

@@ -157,7 +157,9 @@ def frame_returned(frame):
 
 
 def _on_line(code, line):
-    """sys.monitoring LINE callback (3.12+): cheap for lines outside the repo (disabled there)."""
+    """sys.monitoring LINE callback (3.12+): cheap for lines outside the repo (disabled there).
+    Its guards are written out again in _on_return, not shared: it runs at every line of the
+    repo's code while a data breakpoint exists, where one more call would show."""
     if PAUSED or not DBREAKS:
         return None
     if not code_is_checked(code):

@@ -180,13 +180,16 @@ class DgymPdb(pdb.Pdb):
                 pytest_plugin.arm_tracer()  # `c` in a post-mortem after new breakpoints: trace from now on
         elif traced and sys.gettrace() is None:
             # bdb stops tracing when there is no breakpoint; data breakpoints need it
-            frame = sys._getframe().f_back
-            while frame is not None:
-                frame.f_trace = self.trace_dispatch
-                if frame is self.botframe:
-                    break
-                frame = frame.f_back
-            sys.settrace(self.trace_dispatch)
+            self._dgym_trace_from(sys._getframe().f_back)
+
+    def _dgym_trace_from(self, frame):
+        """Trace FRAME and its callers up to the bottom frame from now on, as set_trace() does."""
+        while frame is not None:
+            frame.f_trace = self.trace_dispatch
+            if frame is self.botframe:
+                break
+            frame = frame.f_back
+        sys.settrace(self.trace_dispatch)
 
     # -- keep the debugger's own frames out of sight -----------------------------------------
 
@@ -504,13 +507,7 @@ class DgymPdb(pdb.Pdb):
         if not (self.stopframe is self.botframe and self.stoplineno == -1):
             # `n`, `s`, `r`... from here: bdb's tracing takes over, as after set_trace()
             self._dgym_skip_line = (frame, frame.f_lineno)
-            f = frame
-            while f is not None:
-                f.f_trace = self.trace_dispatch
-                if f is self.botframe:
-                    break
-                f = f.f_back
-            sys.settrace(self.trace_dispatch)
+            self._dgym_trace_from(frame)
 
     def trace_dispatch(self, frame, event, arg):
         skip = self._dgym_skip_line
