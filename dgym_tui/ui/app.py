@@ -23,6 +23,7 @@ from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.config import load_config, save_config
 from dgym_tui.ui.agent_control import AgentControl
 from dgym_tui.ui.apply_changes import ApplyChanges
+from dgym_tui.ui import terminal_writer
 from dgym_tui.ui.messages import RunOnUI, SessionEvents
 from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
@@ -50,6 +51,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         """session: a live Session; or recording: a SessionFile to replay (read-only).
         mcp_port: let outside agents in over MCP on this port of 127.0.0.1 at once (0: any)."""
         super().__init__()
+        terminal_writer.install()  # a step's small frame is written without a thread hand-over
         self.mcp_port = mcp_port
         self.replay = None
         if recording is not None:
