@@ -360,6 +360,11 @@ def test_batch_reaches_every_status_in_two_arms(tmp_path):
     assert "--retry errors" in done.stdout and (out / "report.html").exists()
     # every trial asked the model only as many times as its script (nothing run twice)
     assert model.calls["resolved-a__with-pdb"] == 2 and model.calls["limit-c__no-pdb"] == 3
+    # the report: each arm 1 resolved of 3 scored (the error apart); each trial's replay beside it
+    summary = (out / "summary.md").read_text()
+    assert "| with-pdb | 1 | 1 | 1 | 1 | 33.3% |" in summary and "| no-pdb | 1 | 1 | 1 | 1 | 33.3% |" in summary
+    assert (out / "replays" / "resolved-a__with-pdb__1.html").exists()
+    assert 'href="replays/resolved-a__with-pdb__1.html"' in (out / "report.html").read_text()
 
 
 @pytest.mark.parametrize("args, message", [
