@@ -298,7 +298,7 @@ def test_batch_every_status_two_arms_then_resume_after_sigkill(tmp_path):
         driver = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                   start_new_session=True)
         # SIGKILL the driver once some but not all trials are done
-        deadline = time.time() + 240
+        deadline = time.time() + 480
         pids: set[int] = set()
         while time.time() < deadline and driver.poll() is None:
             pids |= children(driver.pid)
@@ -317,7 +317,7 @@ def test_batch_every_status_two_arms_then_resume_after_sigkill(tmp_path):
         while time.time() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
             time.sleep(0.2)
         # the same command goes on
-        again = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         assert again.returncode == 1, again.stdout + again.stderr  # 1: errors remain (error-d)
         calls_after = dict(model.calls)
     results = {r["trial"]: r for r in rd.load_results(out)}
@@ -348,7 +348,7 @@ def test_batch_reaches_every_status_in_two_arms(tmp_path):
     model = BatchModel(names)
     with model.server:
         done = subprocess.run(batch_command(tasks, out, model.server.url, "--workers", "4", sandbox="local"),
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr  # 1: errors to retry remain
     status = {r["trial"]: r["status"] for r in rd.load_results(out)}
     assert status == {f"{n}__{arm}__1": n.split("-")[0] for n in names for arm in ("with-pdb", "no-pdb")}, status
@@ -434,7 +434,7 @@ def test_ctrl_c_removes_every_sandbox_and_keeps_what_finished(tmp_path):
         driver = subprocess.Popen(batch_command(tasks, out, model.server.url, "--workers", "2"),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         # Ctrl-C once both workers hold a sandbox (to the whole process group, as a terminal does)
-        deadline = time.time() + 240
+        deadline = time.time() + 480
         pids: set[int] = set()
         while time.time() < deadline and driver.poll() is None:
             pids |= children(driver.pid)
