@@ -21,7 +21,6 @@ import importlib
 import inspect
 import multiprocessing
 import multiprocessing.connection
-import os
 import signal
 import socket
 import threading
