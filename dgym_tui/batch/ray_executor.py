@@ -38,6 +38,7 @@ RESOURCE = "dgym_sandbox"
 RAY_RETRIES = 2        # Ray's own re-runs of a trial whose worker or node died
 DRIVER_RETRIES = 1     # then ours: the trial submitted once more before it is an error
 POLL = 0.5             # seconds between looks at events and cancellation while trials run
+NO_SLOTS_WAIT = 120.0  # seconds with no node offering a slot before the waiting trials are errors
 CANCEL_GRACE = 10.0    # seconds a cancelled trial gets to remove its sandbox before its worker is killed
 log = logging.getLogger(__name__)
 
@@ -229,7 +230,14 @@ class RayExecutor:
                  shared_repos: bool = False, ray_retries: int = RAY_RETRIES, retries: int = DRIVER_RETRIES,
                  **_ignored):
         # --workers does not apply: each node's dgym_sandbox count says how many trials it runs.
-        import_ray()  # fail here, one line, when the extra is missing
+        # Connected here, so a missing extra, no cluster or a cluster without slots is a one-line
+        # error before the batch starts.
+        self._ray, self._connected = connect(address)
+        if not self._ray.cluster_resources().get(RESOURCE):
+            if self._connected:
+                self._ray.shutdown()
+            raise ValueError(f"the Ray cluster has no {RESOURCE} slots: start each Docker host's node with "
+                             f"ray start --address ADDR --resources '{{\"{RESOURCE}\": N}}'")
         self.address = address
         self.trial = trial
         self.shared_repos = shared_repos
@@ -245,7 +253,10 @@ class RayExecutor:
     # The driver may stop feeding (total cost reached), so specs are pulled only as slots free.
     def run(self, specs: Iterable[TrialSpec], on_event: Callable[[str, dict], None] | None = None
             ) -> Iterator[tuple[TrialSpec, TrialOutcome]]:
-        ray, connected = connect(self.address)
+        ray, connected = self._ray, self._connected
+        self._connected = False  # one run per connection: the next run connects again
+        if not ray.is_initialized():
+            ray, connected = connect(self.address)
         emit = on_event or (lambda trial, data: None)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -257,6 +268,7 @@ class RayExecutor:
         nodes_seen = self._alive_nodes(ray)
         todo = iter(specs)
         exhausted = False
+        no_slots_since: float | None = None
 
         def submit(spec: TrialSpec, attempt: int) -> None:
             blob = None
@@ -277,7 +289,10 @@ class RayExecutor:
 
         try:
             while not self._cancelled:
-                slots = self._slots(ray)
+                total = int(ray.cluster_resources().get(RESOURCE, 0))
+                # The cluster's sandbox slots, plus a few queued so a slot that frees is taken
+                # without a round trip to the driver.
+                slots = total + max(2, total // 4) if total else 0
                 while not exhausted and len(self._running) < slots:
                     spec = next(todo, None)
                     if spec is None:
@@ -287,10 +302,24 @@ class RayExecutor:
                         submit(spec, 1)
                     except Exception as e:  # the repo could not be packed: this trial's error
                         yield spec, error_outcome(spec, f"cannot send the task's repo: {type(e).__name__}: {e}")
-                if not self._running:
-                    if exhausted:
+                if not self._running and exhausted:
+                    return
+                if not total:  # every node with slots gone (or not back yet): wait, then give up
+                    no_slots_since = no_slots_since or time.time()
+                    if time.time() - no_slots_since > NO_SLOTS_WAIT:
+                        why = f"no node of the cluster offered a {RESOURCE} slot for {NO_SLOTS_WAIT:.0f} s"
+                        for ref, (spec, started, _) in list(self._running.items()):
+                            ray.cancel(ref, force=True)
+                            del self._running[ref]
+                            yield spec, error_outcome(spec, why, started=started)
+                        for spec in todo:
+                            yield spec, error_outcome(spec, why)
                         return
-                    continue
+                    if not self._running:
+                        time.sleep(POLL)
+                        continue
+                else:
+                    no_slots_since = None
                 done, _ = ray.wait(list(self._running), num_returns=1, timeout=POLL)
                 self._forward_events(ray, events, emit)
                 for ref in done:
@@ -316,12 +345,6 @@ class RayExecutor:
                 self._stop_overdue(ray)
         finally:
             self._finish(ray, events, nodes_seen, connected)
-
-    def _slots(self, ray) -> int:
-        """How many trials to keep submitted: the cluster's sandbox slots, plus a few queued so a
-        slot that frees is taken without a round trip to the driver."""
-        total = int(ray.cluster_resources().get(RESOURCE, 0))
-        return max(1, total + max(2, total // 4))
 
     @staticmethod
     def _alive_nodes(ray) -> set[str]:
