@@ -209,10 +209,11 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> Non
             result.update(status="error", outcome="error", reason=agent_run.error.splitlines()[0][:300],
                           error=agent_run.error)
             return
-        scorer = agent_run.scorer or FreshSandbox(task, str(repo), agent_run.sandbox_kind or spec.sandbox,
-                                                  agent_run.image or spec.image, agent_run.python)
+        if agent_run.scorer is None:  # the clock ran out before the agent's sandbox was up
+            agent_run.scorer = FreshSandbox(task, str(repo), agent_run.sandbox_kind or spec.sandbox,
+                                            agent_run.image or spec.image, agent_run.python)
         try:
-            score = scorer.score(outcome.patch)
+            score = agent_run.scorer.score(outcome.patch)
         except ScoringError as e:
             result.update(status="error", reason=str(e).splitlines()[0][:300], error=str(e))
             return
