@@ -267,3 +267,17 @@ def test_a_patch_that_stops_pytest_is_unresolved_not_an_error(tmp_path):
              "@@ -0,0 +1,2 @@\n+[pytest]\n+addopts = --no-such-option\n")
     score = score_patch(task, patch, repo, sandbox="local")
     assert not score.resolved and score.reason.startswith("with the agent's patch, pytest did not run (exit 4)"), score
+
+
+def test_a_clock_that_runs_out_before_the_sandbox_is_up(tmp_path, monkeypatch):
+    import glob
+    import tempfile
+
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # this trial's temp folders only
+    out = run_trial(spec_for(task, tmp_path, FIX, timeout=0.2, script_name="quick"))
+    r = out.result
+    assert (r["status"], r["outcome"], r["steps"]) == ("limit", "timeout", 0), r
+    assert r["reason"].startswith("ran past the time limit (0.2 s); failing: tests/test_calc.py::test_add")
+    assert glob.glob(str(tmp_path / "tmp" / "dgym-trial-*")) == []
