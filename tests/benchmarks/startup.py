@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -116,7 +117,15 @@ class Terminal:
                 return
 
     def close(self) -> None:
-        self.child.close(force=True)
+        try:
+            self.child.close(force=True)
+        except pexpect.ExceptionPexpect:
+            # a loaded machine: the child outlived pexpect's short grace; kill and reap it
+            try:
+                os.kill(self.child.pid, signal.SIGKILL)
+                os.waitpid(self.child.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
 def current_line(text: str, pattern: re.Pattern[str] = CURRENT) -> int | None:
