@@ -48,6 +48,8 @@ def run(tasks: Path, names: list[str], out: Path, sandbox: str, executor: list[s
         result = json.loads(line)
         statuses[result["status"]] = statuses.get(result["status"], 0) + 1
         nodes.add(result.get("node") or "?")
+        if result["status"] == "error":  # said, so a figure with errors is not taken for a clean one
+            print(f"  error in {result['trial']} on {result.get('node')}: {result.get('error')}", file=sys.stderr)
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], file=sys.stderr)
     return wall, {**statuses, "nodes": len(nodes)}
