@@ -21,6 +21,7 @@ class Answer:
     comment: str = ""
     args: dict | None = None     # for edit
     pattern: str | None = None   # for always: allow only calls whose main argument matches
+    by_rule: bool = False        # a rule answered where no person could (headless, no --yes): the comment says why
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -73,7 +74,7 @@ def headless_answers(yes: bool, what: str):
     def answer(request) -> Answer:
         if yes:
             return Answer("approve")
-        return Answer("reject", refused_without_yes(what, request.rule))
+        return Answer("reject", refused_without_yes(what, request.rule), by_rule=True)
 
     return answer
 

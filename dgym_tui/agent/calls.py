@@ -118,7 +118,7 @@ class CallHandler:
                     tried = self._try(call, args)
                 continue
             self._revert(tried)
-            if answer.verdict == "reject" and by == SYSTEM:
+            if answer.verdict == "reject" and answer.by_rule:
                 # a rule answered for nobody (headless, no --yes): its reason names what refused
                 return self._not_run(call, f"not executed: {answer.comment.strip()}")
             if answer.verdict == "reject":

@@ -346,8 +346,18 @@ class Tests(Payload):
     def ok(self) -> bool:
         return not self.failed and not self.errors and self.exit_code in (0, None)
 
+    @property
+    def ran(self) -> bool:
+        return bool(self.passed or self.failed or self.errors)
+
     def summary(self) -> str:
-        return f"{self.passed} passed, {self.failed} failed, {self.errors} errors"
+        """The counts, or that no test ran (and why, as far as pytest's exit code tells): never
+        "0 passed, 0 failed, 0 errors", which reads as if the tests had been run."""
+        if self.ran:
+            return f"{self.passed} passed, {self.failed} failed, {self.errors} errors"
+        why = {5: "pytest found none to run", 4: "pytest refused its arguments", 2: "pytest was interrupted",
+               None: "pytest did not finish"}.get(self.exit_code, f"pytest exited with code {self.exit_code}")
+        return f"no test ran ({why})"
 
 
 # --- the agent -----------------------------------------------------------------------------------
