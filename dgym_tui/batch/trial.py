@@ -195,6 +195,10 @@ def run_trial(spec: TrialSpec) -> TrialOutcome:
 
 def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> None:
     task = spec.task
+    try:
+        arm_tools(spec.arm.tools)  # a bad arm fails before any sandbox starts
+    except ValueError as e:
+        raise TrialError(str(e)) from None
     repo = prepare_repo(task, tmp, spec.repo_blob)
     limit = task.time_limit or spec.timeout
     agent_run = AgentRun(spec, repo, tmp / "session.jsonl")
