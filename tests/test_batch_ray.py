@@ -113,7 +113,7 @@ def test_six_trials_spread_over_both_nodes_the_key_reaching_the_agents_only(ray_
     env_outputs = [json.dumps(req["body"]["messages"]) for req in requests if "HOME=/home/dgym" in json.dumps(req["body"])]
     assert env_outputs, "the env trials' observations never reached the model"
     assert not any(KEY in text for text in env_outputs)
-    # the driver alone wrote RUN_DIR; the nodes left no container behind
+    # the nodes left no container behind
     assert containers_of(client, ray_cluster.all_pids()) == []
 
 
