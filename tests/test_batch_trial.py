@@ -88,6 +88,16 @@ def test_test_file_edits_are_reverted_and_reported(tmp_path):
     assert "reverted" in r["reason"]
 
 
+def test_the_trial_tells_its_steps_and_cost_as_it_goes(tmp_path):
+    """The executor's live table hears each step while the agent works (run_trial's on_event)."""
+    task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
+    heard: list[dict] = []
+    out = run_trial(spec_for(task, tmp_path, CHEAT), on_event=heard.append)
+    steps = [d["step"] for d in heard if d["state"] == "running"]
+    assert steps and steps == sorted(steps) and max(steps) == out.result["steps"], (heard, out.result)
+    assert heard[-1]["state"] in ("submitted", "limit", "stopped") and "cost" in heard[-1]
+
+
 def test_limit_when_unresolved_and_resolved_when_the_patch_fixes_it_anyway(tmp_path):
     task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
     out = run_trial(spec_for(task, tmp_path, WANDER, max_steps=2, script_name="wander"))

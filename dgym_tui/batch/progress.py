@@ -132,6 +132,8 @@ class LiveProgress(LogProgress):
                 return
             if data.get("kind") == "started":
                 row["state"], row["started"] = "running", time.time()
+                if data.get("node"):
+                    row["node"] = str(data["node"])
             if data.get("state"):
                 row["state"] = str(data["state"])
             for key in ("step", "cost"):
@@ -143,7 +145,7 @@ class LiveProgress(LogProgress):
             row = self.rows.setdefault(spec.trial_id, {"task": spec.task.id, "arm": spec.arm.name,
                                                        "attempt": spec.attempt, "started": None})
             row.update(state=result.get("status", "?"), step=result.get("steps"), cost=result.get("cost"),
-                       ended=time.time())
+                       ended=time.time(), node=result.get("node") or row.get("node"))
             if row["started"] is None:
                 row["started"] = row["ended"] - float(result.get("seconds") or 0)
         self.tally.add(result)
@@ -161,7 +163,7 @@ class LiveProgress(LogProgress):
 
         table = Table(expand=False)
         for name, justify in (("task", "left"), ("arm", "left"), ("#", "right"), ("state", "left"),
-                              ("step", "right"), ("cost", "right"), ("elapsed", "right")):
+                              ("step", "right"), ("cost", "right"), ("elapsed", "right"), ("node", "left")):
             table.add_column(name, justify=justify, no_wrap=True)
         now = time.time()
         with self.lock:
@@ -177,9 +179,9 @@ class LiveProgress(LogProgress):
                           Text(state, style=colour.get(state, "")),
                           "" if r.get("step") is None else str(r["step"]),
                           "" if r.get("step") is None and r.get("cost") is None else _money(r.get("cost")),
-                          _duration(elapsed) if elapsed is not None else "")
+                          _duration(elapsed) if elapsed is not None else "", Text(one_line(r.get("node") or "")))
         if waiting:
-            table.add_row("…", "", "", f"{waiting} waiting", "", "", "")
+            table.add_row("…", "", "", f"{waiting} waiting", "", "", "", "")
         return Group(table, Text(self.tally.line()))
 
     def end(self) -> None:

@@ -164,8 +164,9 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def run_trial(spec: TrialSpec) -> TrialOutcome:
-    """Run one trial; never raises (a failure of ours is status "error")."""
+def run_trial(spec: TrialSpec, on_event=None) -> TrialOutcome:
+    """Run one trial; never raises (a failure of ours is status "error"). `on_event(data)`, when
+    given, hears the agent's progress as it goes ({"step", "cost", "state"}: the live table)."""
     clock = time.monotonic()
     result = {
         "format": FORMAT, "trial": spec.trial_id, "task": spec.task.id, "arm": spec.arm.name,
@@ -179,7 +180,7 @@ def run_trial(spec: TrialSpec) -> TrialOutcome:
     outcome = TrialOutcome(result=result)
     tmp = Path(tempfile.mkdtemp(prefix="dgym-trial-"))
     try:
-        _run(spec, tmp, result, outcome)
+        _run(spec, tmp, result, outcome, on_event)
     except Exception as e:  # ours: said, never raised
         message = str(e) if isinstance(e, TrialError) else f"{type(e).__name__}: {e}"
         result.update(status="error", reason=message.splitlines()[0][:300] if message else "error",
@@ -193,7 +194,7 @@ def run_trial(spec: TrialSpec) -> TrialOutcome:
     return outcome
 
 
-def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> None:
+def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome, on_event=None) -> None:
     task = spec.task
     try:
         arm_tools(spec.arm.tools)  # a bad arm fails before any sandbox starts
@@ -201,7 +202,7 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> Non
         raise TrialError(str(e)) from None
     repo = prepare_repo(task, tmp, spec.repo_blob)
     limit = task.time_limit or spec.timeout
-    agent_run = AgentRun(spec, repo, tmp / "session.jsonl")
+    agent_run = AgentRun(spec, repo, tmp / "session.jsonl", on_event)
     try:
         started = time.monotonic()
         agent_run.run(limit)
@@ -237,8 +238,9 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome) -> Non
 class AgentRun:
     """The agent's half of a trial: its session, its sandbox, its wall clock."""
 
-    def __init__(self, spec: TrialSpec, repo: Path, session_path: Path):
+    def __init__(self, spec: TrialSpec, repo: Path, session_path: Path, on_event=None):
         self.spec, self.repo, self.session_path = spec, repo, session_path
+        self.on_event = on_event
         self.session = None
         self.agent = None
         self.writer = None
@@ -335,6 +337,12 @@ class AgentRun:
     def _count(self, event) -> None:
         if event.kind == "tool_result" and event.actor.startswith("agent"):
             self._tools[event.data.tool] += 1
+        elif event.kind == "agent_status" and self.on_event is not None:
+            d = event.data
+            try:  # a listener: what the driver does with it must not stop the trial
+                self.on_event({"step": d.step, "cost": d.cost, "state": "running" if d.state == "running" else d.state})
+            except Exception:
+                pass
 
     def _host_patch(self) -> str:
         """The change from the session's checkpoints (and what was pending), applied on the host

@@ -41,7 +41,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
                    help="where each trial's code runs (default: auto)")
     p.add_argument("--image", help="sandbox image for docker (default: dgym-tui-sandbox:latest)")
-    p.add_argument("--executor", default="local", metavar="NAME", help="where trials run: local (default)")
+    p.add_argument("--executor", default="local", choices=["local", "ray"],
+                   help="where trials run: local (default: --workers processes here) or ray (a Ray cluster, "
+                        "each node's dgym_sandbox slots; pip install 'dgym-tui[ray]')")
+    p.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (default: $RAY_ADDRESS, else auto)")
     p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
     p.add_argument("--retry", choices=["errors"], help="errors: run again the trials that ended in error "
                    "(their earlier results kept in trials/<trial>/history/)")
@@ -138,9 +141,11 @@ def _main(args) -> int:
     arms = parse_arms(args.arm)
     scripted = args.model.startswith("scripted:")
     try:
-        executor = make_executor(args.executor, workers=args.workers,
-                                 **({} if args.executor != "local" or scripted else
-                                    {"preload": ["litellm"]}))
+        if args.executor == "ray":
+            options = {"address": args.ray_address} if args.ray_address else {}
+        else:
+            options = {} if scripted else {"preload": ["litellm"]}
+        executor = make_executor(args.executor, workers=args.workers, **options)
     except ValueError as e:
         raise UsageError(one_line(str(e))) from None
     try:

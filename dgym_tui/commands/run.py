@@ -18,7 +18,7 @@ def parser() -> argparse.ArgumentParser:
         prog="dgym-tui run", description="Run the agent on a repository with no UI: one line per step. "
         "Exit 0 when the tests pass at the end, 1 when they do not, 2 for a usage error. Calls the "
         "policy marks `ask` are refused (and the model told so) unless --yes approves them.")
-    p.add_argument("repo", help="the repository to debug")
+    p.add_argument("repo", nargs="?", help="the repository to debug (default: the bundled example, shopcart)")
     sandbox_arguments(p)
     agent_arguments(p, ["step", "auto"])
     p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
