@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
                    help="where each trial's code runs (default: auto)")
     p.add_argument("--image", help="sandbox image for docker (default: dgym-tui-sandbox:latest)")
-    p.add_argument("--executor", default="local", choices=["local", "ray"],
+    p.add_argument("--executor", default="local", metavar="local|ray",
                    help="where trials run: local (default: --workers processes here) or ray (a Ray cluster, "
                         "each node's dgym_sandbox slots; pip install 'dgym-tui[ray]')")
     p.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (default: $RAY_ADDRESS, else auto)")
