@@ -18,6 +18,7 @@ class Progress:
         self.out = out or sys.stdout
         self.calls: list[str] = []
         self.results: list[str] = []
+        self.notes: list[str] = []  # lines that follow the current step's
         self.step = 0
         self.tokens = 0
         self.cost: float | None = 0.0
@@ -40,17 +41,21 @@ class Progress:
             self._print(f"agent {d.state}: {d.reason}" if d.reason else f"agent {d.state}")
         elif isinstance(d, ev.Error):
             self._print(f"error: {d.message}")
-        elif isinstance(d, ev.ToolFormat):
-            self._flush()
-            self._print(f"tool calls as {d.format} from now on: {d.reason}")
+        elif isinstance(d, ev.ToolFormat):  # said after this step's line, which is not complete yet
+            self.notes.append(f"tool calls as {d.format} from now on: {d.reason}")
 
     def _flush(self) -> None:
+        notes, self.notes = self.notes, []
         if not self.calls:
+            for note in notes:
+                self._print(note)
             return
         cost = "?" if self.cost is None else f"${self.cost:.4f}"
         self._print(f"step {self.step:>3}  {' '.join(self.calls)}  → {' | '.join(self.results)}  "
                     f"[{self.tokens:,} tokens, {cost}]")
         self.calls, self.results = [], []
+        for note in notes:
+            self._print(note)
 
     def _print(self, text: str) -> None:
         print(one_line(text), file=self.out, flush=True)

@@ -187,9 +187,18 @@ def test_auto_switches_to_text_after_two_silent_replies_and_the_switch_is_record
 def test_auto_switches_at_once_when_a_reply_already_holds_a_text_action(session):
     model = Recording([{"text": act("view", path="tally/__init__.py")}, {"text": act("submit", message="x")}],
                       name="fenced")
+    import io
+
+    from dgym_tui.headless import Progress
+
+    printed = io.StringIO()
+    session.events.subscribe(Progress(printed), replay=False)
     agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW,
                   auto_answer=lambda r: Answer("approve"))
     assert agent.run() == "submitted"
+    lines = printed.getvalue().splitlines()  # `dgym-tui run`'s lines: the step whole, then the switch
+    assert lines[0].startswith("step   1  view(path='tally/__init__.py')  → Viewing") and "Result" not in lines[1]
+    assert lines[1] == "tool calls as text from now on: the model writes its tool calls as text"
     assert [bool(o) for o in model.offered] == [True, False]
     assert [r.tool for r in results(session)] == ["view", "submit"]  # the first reply's action ran
     assert [e.data.reason for e in session.events.history if e.kind == "tool_format"] == [
