@@ -217,7 +217,8 @@ def test_a_model_that_repeats_itself_stops_early_with_the_reason(session):
 
 
 def test_the_same_failing_call_three_times_is_stuck_but_stepping_is_not(session):
-    steps = [{"text": act("pdb", command="n")}] * 4 + [{"text": act("view", path="nope.py")}] * 5
+    steps = [{"text": act("pdb", command="n")}] * 4 + [
+        {"text": f"Attempt {i}: " + act("view", path="nope.py")} for i in range(5)]  # other words, same call
     model = Recording(steps, name="loop")
     agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="text",
                   auto_answer=lambda r: Answer("approve"))

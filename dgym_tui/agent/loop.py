@@ -399,7 +399,8 @@ class Agent:
         if reply.tool_calls and not failed:
             self._repeats = []
             return False
-        key = (" ".join(reply.text.split()), tuple(failed))
+        # a failing call is judged by the call and what it got back, whatever the words around it
+        key = ("calls", tuple(failed)) if failed else ("text", " ".join(reply.text.split()))
         self._repeats = [*self._repeats, key][-REPEATS_STUCK:]
         if len(self._repeats) < REPEATS_STUCK or any(k != key for k in self._repeats):
             return False
