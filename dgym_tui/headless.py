@@ -19,6 +19,7 @@ class Progress:
         self.calls: list[str] = []
         self.results: list[str] = []
         self.notes: list[str] = []  # lines that follow the current step's
+        self.last_status = ""
         self.step = 0
         self.tokens = 0
         self.cost: float | None = 0.0
@@ -38,7 +39,10 @@ class Progress:
             self.results.append(f"[{d.verdict}{': ' + d.comment if d.comment else ''}]")
         elif isinstance(d, ev.AgentStatus) and d.state in ("limit", "error", "submitted", "stopped"):
             self._flush()
-            self._print(f"agent {d.state}: {d.reason}" if d.reason else f"agent {d.state}")
+            line = f"agent {d.state}: {d.reason}" if d.reason else f"agent {d.state}"
+            if line != self.last_status:  # the final status repeats the one that stopped it
+                self._print(line)
+            self.last_status = line
         elif isinstance(d, ev.Error):
             self._print(f"error: {d.message}")
         elif isinstance(d, ev.ToolFormat):  # said after this step's line, which is not complete yet

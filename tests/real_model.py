@@ -96,8 +96,9 @@ class LlamaServer:
 
 def step_stats(events) -> dict:
     """What an agent run did, from its events: steps, steps whose action was valid and ran,
-    the step of the first pdb stop the agent reached, the format switch's step."""
-    steps, valid, first_stop, switched, step = 0, 0, None, None, 0
+    the step of the first stop the agent's pdb commands took the program to (not a restart after
+    an edit), the format switch's step."""
+    steps, valid, first_stop, switched, step, last_tool = 0, 0, None, None, 0, ""
     executed = {e.data.call_id for e in events if e.kind == "tool_result" and e.data.executed}
     for e in events:
         d = e.data
@@ -105,8 +106,11 @@ def step_stats(events) -> dict:
             step, steps = d.step, steps + 1
             if any(c["id"] in executed and not c.get("error") for c in d.tool_calls):
                 valid += 1
+        elif e.kind == "tool_call" and e.actor == "agent":
+            last_tool = d.tool
         elif e.kind == "tool_format" and switched is None:
             switched = step
-        elif e.kind == "stop" and e.actor == "agent" and first_stop is None and steps and d.reason != "start":
+        elif (e.kind == "stop" and e.actor == "agent" and first_stop is None and last_tool == "pdb"
+              and d.reason not in ("start", "post_mortem")):  # a place the agent's pdb took it to
             first_stop = step
     return {"steps": steps, "valid": valid, "first_stop": first_stop, "switched": switched}

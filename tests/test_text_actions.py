@@ -206,10 +206,18 @@ def test_auto_switches_at_once_when_a_reply_already_holds_a_text_action(session)
 
 
 def test_a_model_that_repeats_itself_stops_early_with_the_reason(session):
+    import io
+
+    from dgym_tui.headless import Progress
+
+    printed = io.StringIO()
+    session.events.subscribe(Progress(printed), replay=False)
     model = Recording([{"text": "`eval"}] * 20, name="stuck")
     agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="native",
                   auto_answer=lambda r: Answer("approve"))
     assert agent.run() == "limit"
+    said = [line for line in printed.getvalue().splitlines() if line.startswith("agent ")]
+    assert said == [f"agent limit: {agent.stuck}"]  # once, though two statuses say it
     assert agent.step == 3
     assert agent.stuck == ("the model repeats itself (the same reply): '`eval' ×3 — it may not support tool "
                            "calls: try --tool-format text")
