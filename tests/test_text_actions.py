@@ -67,6 +67,23 @@ def test_near_misses_are_repaired_and_the_model_is_told_how(text, name, args):
     assert parsed.note.startswith("(read")
 
 
+@pytest.mark.parametrize("text, name, args", [
+    # unescaped quotes in a string (a real 0.5B model's submit, word for word)
+    ('```json {"name": "submit", "arguments": {"message": "The assertion should be assert '
+     'reverse_words("three two one") == \'three two\'. "}}\n```', "submit",
+     {"message": "The assertion should be assert reverse_words(\"three two one\") == 'three two'. "}),
+    # code with quotes and raw newlines in new_code
+    ('```json\n{"name": "edit", "arguments": {"path": "a.py", "start": 3, "end": 3, '
+     '"new_code": "    print("hi")\n    return "x""}}\n```', "edit",
+     {"path": "a.py", "start": 3, "end": 3, "new_code": '    print("hi")\n    return "x"'}),
+])
+def test_strings_with_unescaped_quotes_are_read_by_the_tools_argument_names(text, name, args):
+    parsed = parse_action(text, TOOLS)
+    assert parsed.call is not None and (parsed.call.name, parsed.call.arguments) == (name, args)
+    assert json.loads(parsed.call.raw_arguments) == args  # what is recorded is valid JSON
+    assert "escape quotes" in parsed.note
+
+
 @pytest.mark.parametrize("text, says", [
     ("I think the bug is in mean().", "no action in your reply"),
     ("```python\nprint({1: 2})\n```", "no action found"),

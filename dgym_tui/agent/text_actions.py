@@ -84,7 +84,7 @@ def parse_action(text: str, tools: dict) -> Parsed:
     candidates = _candidates(text or "")
     actions = []
     for raw in candidates:
-        value, problem = _load(raw)
+        value, problem = _load(raw, tools)
         if problem is not None:
             if _looks_like_action(raw):
                 return Parsed(None, f"the action is not valid JSON ({problem}); write {FORM}")
@@ -126,7 +126,7 @@ def _candidates(text: str) -> list[str]:
     return bare
 
 
-def _load(raw: str):
+def _load(raw: str, tools: dict | None = None):
     try:
         return json.loads(raw), None
     except ValueError as e:
@@ -134,7 +134,37 @@ def _load(raw: str):
         try:
             return json.JSONDecoder().raw_decode(raw)[0], None
         except ValueError:
-            return None, str(e).split(":")[0]
+            lenient = _lenient(raw, tools or {})
+            return (lenient, None) if lenient is not None else (None, str(e).split(":")[0])
+
+
+_LENIENT = re.compile(r'^\{\s*"name"\s*:\s*"([\w.-]+)"\s*,\s*"arguments"\s*:\s*\{(.*)\}\s*\}\s*$', re.S)
+
+
+def _lenient(raw: str, tools: dict) -> dict | None:
+    """An action whose string arguments hold unescaped quotes or raw newlines — the slip small
+    models make most, in code above all — read by the tool's own argument names: each value runs
+    from its `"name":` to the next one. None when that does not make sense of it either."""
+    match = _LENIENT.match(raw.strip())
+    tool = tools.get(match.group(1)) if match else None
+    if tool is None or not tool.parameters:
+        return None
+    body = match.group(2)
+    keys = sorted((m.start(), m.end(), m.group(1)) for m in
+                  re.finditer(r'"(' + "|".join(map(re.escape, tool.parameters)) + r')"\s*:\s*', body))
+    if not keys or body[:keys[0][0]].strip():
+        return None
+    args = {}
+    for i, (_start, end, name) in enumerate(keys):
+        chunk = body[end:keys[i + 1][0] if i + 1 < len(keys) else len(body)].strip().rstrip(",").strip()
+        try:
+            args[name] = json.loads(chunk)
+        except ValueError:
+            if len(chunk) < 2 or chunk[0] != '"' or chunk[-1] != '"':
+                return None
+            text = chunk[1:-1]
+            args[name] = re.sub(r'\\(["\\/nt])', lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
+    return {"name": match.group(1), "arguments": args, "_lenient": True}
 
 
 def _looks_like_action(raw: str) -> bool:
@@ -169,7 +199,10 @@ def _arguments_of(value: dict):
 
 
 def _to_call(action: dict, tools: dict) -> Parsed:
+    lenient = action.pop("_lenient", False)
     name, args, note = _name_of(action), _arguments_of(action), ""
+    if lenient:
+        note = "(read although its JSON was not valid: escape quotes inside strings as \\\")"
     call_id = f"{ID_PREFIX}{uuid.uuid4().hex[:10]}"
     if name not in tools and name.lower() in tools:
         name = name.lower()

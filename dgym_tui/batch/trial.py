@@ -307,9 +307,10 @@ class AgentRun:
                 return
             self.outcome = ended
             if self.outcome == "limit":
-                self.limit_reason = (f"reached the step limit ({spec.max_steps})"
-                                     if spec.max_steps is not None and agent.step >= spec.max_steps
-                                     else "reached the cost limit")
+                self.limit_reason = (getattr(agent, "stuck", "") or
+                                     (f"reached the step limit ({spec.max_steps})"
+                                      if spec.max_steps is not None and agent.step >= spec.max_steps
+                                      else "reached the cost limit"))
             if self.outcome == "error":
                 self.error = f"the agent stopped on an error: {_last_error(session) or 'no reason given'}"
             self.patch = session.diff()
