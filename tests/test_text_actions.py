@@ -305,6 +305,7 @@ def test_a_provider_that_refuses_tools_switches_to_text_over_real_http(session):
                       auto_answer=lambda r: Answer("approve"), on_model_error="stop")
         assert agent.run() == "submitted" and agent.submitted == "over http"
         assert [bool(b.get("tools")) for b in server.bodies] == [True, False]
+        assert all(b.get("max_tokens") == 4096 for b in server.bodies)  # a local server: replies have a ceiling
     reasons = [e.data.reason for e in session.events.history if e.kind == "tool_format"]
     assert len(reasons) == 1 and reasons[0].startswith("the provider refused tools")
     assert agent.step == 1  # the refused request was no step

@@ -96,6 +96,7 @@ def context_window(model: str) -> int | None:
     return int(value) if value else None
 
 
+LOCAL_MAX_TOKENS = 4096       # a reply's ceiling on an OpenAI-compatible server of one's own (--api-base)
 OLLAMA_DEFAULT_CONTEXT = 4096  # Ollama's window when neither the model file nor the request sets num_ctx
 
 
@@ -251,6 +252,9 @@ class LiteLLMModel:
             request["temperature"] = self.temperature
         if self.api_base:
             request["api_base"] = self.api_base
+            # a small local model can ramble until its window is full (a 0.5B one wrote 4,000+
+            # tokens at 2 tok/s in one reply): a step's reply has a ceiling unless one is given
+            request["max_tokens"] = LOCAL_MAX_TOKENS
         key = self.api_key
         if key is None and self.api_base and self.name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
             key = "no-key"  # local OpenAI-compatible servers (Ollama, vLLM…) take none, but the client insists
