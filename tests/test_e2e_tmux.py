@@ -144,7 +144,7 @@ def test_the_newcomers_path_shows_the_failing_tests_value(installed, tmp_path, b
     try:
         tmux.wait_for("stopped at tests/test_discount.py:5 in test_ten_percent_off", timeout=120)
         tmux.keys("C-p")
-        time.sleep(0.5)
+        tmux.wait_for("Search for commands")  # typed before the palette is up, keys are the app's
         tmux.type("discount.py")
         tmux.wait_for("open file")
         tmux.keys("Enter")
@@ -427,7 +427,7 @@ def test_a_tool_from_the_palette_runs_from_its_form(installed, example_repo, tmp
     try:
         tmux.wait_for("stopped at main.py:1")
         tmux.keys("C-p")
-        time.sleep(0.5)
+        tmux.wait_for("Search for commands")  # typed before the palette is up, keys are the app's
         tmux.type("Tool: grep")
         tmux.wait_for("Tool: grep…")
         tmux.keys("Enter")
