@@ -214,11 +214,15 @@ class LocalExecutor:
                         spec, w.spec = w.spec, None
                         yield spec, done
                     elif not w.process.is_alive() or (w.deadline and time.time() > w.deadline):
+                        if self._cancelled:  # cancel() (another thread) stopped it and emptied the pool
+                            return
                         spec = w.spec
                         overdue = w.process.is_alive()
                         w.stop(wait=2)
                         code = w.process.exitcode
-                        self._pool.remove(w)
+                        with self._lock:
+                            if w in self._pool:
+                                self._pool.remove(w)
                         if self._cancelled:
                             return
                         why = (f"the trial ran {BACKSTOP_GRACE:.0f} s past its time limit; its worker was killed"
