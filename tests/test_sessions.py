@@ -289,6 +289,32 @@ async def test_replay_in_the_app_then_take_over_here(tally, tmp_path):
     assert seqs == sorted(set(seqs)) and seqs[0] == 1
 
 
+async def test_end_and_take_over_pressed_while_a_big_file_is_still_read_wait_for_it(tally, tmp_path, monkeypatch):
+    """A replay first reads its file to the first stop; End and Enter pressed before the rest is
+    read are done once it is: at the file's last event, not the part read so far, nor dropped (a
+    tmux test under load pressed them that early)."""
+    from dgym_tui.ui import replay as replay_ui
+    from dgym_tui.ui.app import DgymApp
+
+    path = tmp_path / "s.jsonl"
+    record(tally, path)
+    whole = read_session(path)
+    first = read_session(path, until="stop")
+    assert not first.complete and len(first.events) < len(whole.events)
+    monkeypatch.setattr(replay_ui, "READ_REST_AFTER", 1.5)  # the keys surely come first
+    app = DgymApp(recording=first)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_for(pilot, lambda: app.main.state.stop is not None, what="the replay at its first stop")
+        assert not app.replay.recording.complete
+        await pilot.press("end", "enter")
+        assert app.replay is not None and "taking over once it is read" in app.replay.timeline.note
+        await wait_for(pilot, lambda: app.replay is None and app.session.state.program in ("stopped", "exited"),
+                       timeout=60, what="the live session")
+        written = app.writer.path
+    app.writer.close()
+    assert read_session(written).header["upto"] == whole.events[-1].seq
+
+
 async def test_replay_plays_and_the_demo_session_replays(tmp_path):
     from dgym_tui.core.replay import Replayer
     from dgym_tui.demo import demo_session

@@ -71,7 +71,7 @@ class ReplayTimeline(Timeline):
         self.app.replay.step(direction)
 
     def action_edge(self, end: int) -> None:
-        self.app.replay.seek(len(self.replayer.events) if end else 0)
+        self.app.replay.to_edge(end)
 
     def action_speed(self, direction: int) -> None:
         self.app.replay.change_speed(direction)
@@ -88,6 +88,10 @@ class ReplayControl:
         self.agent_settings = agent_settings
         self.timeline = ReplayTimeline(self.replayer, id="timeline")
         self._timer = None
+        # What the person asked for before the rest of a big file was read (End, take over): done
+        # once it is, rather than at the part read so far or not at all.
+        self._at_end_when_loaded = False
+        self._take_over_when_loaded: tuple[bool | None] | None = None
 
     @property
     def main(self):
@@ -138,6 +142,12 @@ class ReplayControl:
             self.main.open_file(stop.file)  # its text was further on in the file
         for warning in whole.warnings:
             self.app.notify(warning, severity="warning", title="Session file")
+        if self._at_end_when_loaded:
+            self._at_end_when_loaded = False
+            self.seek(len(self.replayer.events))
+        if self._take_over_when_loaded is not None:
+            (with_agent,), self._take_over_when_loaded = self._take_over_when_loaded, None
+            self.take_over(with_agent)
 
     # --- moving -----------------------------------------------------------------------------
 
@@ -149,6 +159,11 @@ class ReplayControl:
         else:
             self.main.feed(events)
         self.timeline.refresh()
+
+    def to_edge(self, end: int) -> None:
+        """The first or the last event; the last one of the whole file, once it is read."""
+        self._at_end_when_loaded = bool(end) and not self.recording.complete
+        self.seek(len(self.replayer.events) if end else 0)
 
     def step(self, direction: int) -> None:
         self.pause()
@@ -200,7 +215,9 @@ class ReplayControl:
 
         self.pause()
         if not self.recording.complete:
-            self.app.notify("still reading the session: a moment", title="Replay")
+            self._take_over_when_loaded = (with_agent,)
+            self.timeline.note = "reading the rest of the session: taking over once it is read…"
+            self.timeline.refresh()
             return
         event = self.replayer.current()
         upto = event.seq if event is not None else 0
