@@ -83,6 +83,8 @@ class PdbTool(Tool):
             return ToolOutput(prefix + warning + "All breakpoints have been cleared.\n")
         result = session.send(command, actor=actor)
         text = prefix + warning + "Pdb command output:\n" + (result.output.strip() or "(no output)") + "\n"
+        if "not found from sys.path" in result.output and first_word in ("b", "break", "tbreak", "log"):
+            text += where_is(session, command)
         stop = result.stop
         if stop is not None and stop.watches:
             text += "\nWatches:\n" + "\n".join(f"  {w.expr} = {w.value if w.error is None else w.error}"
@@ -95,7 +97,41 @@ class PdbTool(Tool):
         elif result.exited:
             text += (f"\nThe program ended (exit code {result.exit_code}). The next c, n or s starts it "
                      "again.\n")
+        text += missed_breakpoints(session, result)
         return ToolOutput(cap(text), ok=result.error is None)
+
+
+def missed_breakpoints(session, result) -> str:
+    """After a run that started again and stopped at no breakpoint: say so, and how to run the
+    tests that reach them (a restart after a failure runs only the failing test, which may never
+    reach the code a breakpoint is in — a small model then `c`s to the same failure for ever)."""
+    stop = result.stop
+    marks = session.breakpoints.items()
+    if "Starting the program again" not in result.output or not marks or (stop and stop.reason == "breakpoint"):
+        return ""
+    where = ", ".join(f"{bp.file}:{bp.line}" for bp in marks[:4])
+    return (f"\nNo breakpoint ({where}) stopped this run of `{session.entrypoint_label}`: its code may not run "
+            "there. To run other tests, give `entrypoint` (e.g. `pytest tests/test_x.py`, or `pytest` for "
+            "all of them).\n")
+
+
+def where_is(session, command: str) -> str:
+    """For a breakpoint on a file pdb cannot find (`b cart.py:13`): the repo's files of that
+    name, as the command would need them (small models leave out the folders)."""
+    words = command.split(maxsplit=1)
+    spot = words[1].split()[0].split(",")[0] if len(words) > 1 else ""
+    name, _, line = spot.partition(":")
+    if not name:
+        return ""
+    base = name.rsplit("/", 1)[-1]
+    try:
+        found = [f for f in session.list_files() if f.rsplit("/", 1)[-1] == base and f != name]
+    except Exception:  # the sandbox went away: pdb's own words stand
+        return ""
+    if not found:
+        return f"No file named {base} in the repository (listdir shows its files).\n"
+    spots = ", ".join(f"`{words[0]} {f}:{line}`" if line else f"`{words[0]} {f}`" for f in found[:5])
+    return f"Paths are from the repository root: did you mean {spots}?\n"
 
 
 def history(session) -> str:
