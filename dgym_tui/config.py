@@ -13,7 +13,7 @@ person wrote — the [agent] table, comments — stays as it was.
     max_steps = 50
     max_cost = 2.0                          # USD
     context_window = 32000                  # tokens, when litellm does not know the model
-    tool_format = "auto"                    # native | text | auto (text: one JSON action per reply)
+    tool_format = "auto"                    # native | json | text | auto (json/text: one action per reply)
     system_prompt_file = "~/my-prompt.txt"  # a template: {repo} {entrypoint} {tools} {sandbox}
 
     [agent.policy]
@@ -120,6 +120,6 @@ class AgentSettings:
                 setattr(settings, key, value)
         if settings.mode not in ("manual", "step", "auto"):
             raise ValueError(f"unknown agent mode {settings.mode!r}: manual, step or auto")
-        if settings.tool_format not in ("native", "text", "auto"):
-            raise ValueError(f"unknown tool format {settings.tool_format!r}: native, text or auto")
+        if settings.tool_format not in ("native", "json", "text", "auto"):
+            raise ValueError(f"unknown tool format {settings.tool_format!r}: native, json, text or auto")
         return settings

@@ -183,7 +183,7 @@ def check_model(model: str, api_base: str | None = None) -> list[Check]:
     and the context window it will be trimmed to."""
     from dgym_tui.agent.litellm_model import LiteLLMModel
     from dgym_tui.agent.model import ModelError
-    from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action
+    from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action, response_format
     from dgym_tui.tools import registry
 
     tools = {"view": registry()["view"]}
@@ -202,6 +202,16 @@ def check_model(model: str, api_base: str | None = None) -> list[Check]:
         return [Check("ok", name, f"native tool calls come back; {size}", "--tool-format auto (the default) or native")]
     said = "the provider refused tools" if native is None else \
         f"no native tool call (it wrote {' '.join(native.text.split())[:60]!r})"
+    if llm.own_server:  # a server of one's own may hold the reply to a JSON action's schema
+        prompt = instructions(compact_listing(schemas), held=True) + "\n\n" + PROBE_TASK
+        try:
+            held = llm.query([{"role": "user", "content": prompt}], [], response_format=response_format(schemas))
+        except ModelError:
+            held = None  # it takes no schema: plain text actions below
+        parsed = parse_action(held.text, tools) if held is not None else None
+        if parsed is not None and parsed.call is not None and parsed.call.name == "view":
+            return [Check("warn", name, f"{said}, but the server holds it to JSON actions; {size}",
+                          "--tool-format json (auto also gets there, after a step or two)")]
     prompt = instructions(compact_listing(schemas)) + "\n\n" + PROBE_TASK
     try:
         text = llm.query([{"role": "user", "content": prompt}], [])

@@ -19,6 +19,9 @@ A response is a plain dict (so a JSON file can hold a script too):
     {"text": "...", "drop_after": 3}                    close it after 3 streamed chunks
     {"delay": 1.5, ...}                                 wait before answering (a slow model)
 
+A client that stops reading a stream (the agent cuts a reply short) is recorded in `hung_up`: the
+number of chunks that stream had sent.
+
 Optional keys of a reply: "chunk_size" (characters per streamed text chunk, default 4),
 "chunk_delay" (seconds between chunks), "interleave" (stream parallel calls' argument pieces
 interleaved rather than one call after another), "usage" ({"prompt_tokens", "completion_tokens"},
@@ -52,6 +55,7 @@ class StubLLMServer:
         self._lock = threading.Lock()
         self.requests: list[dict] = []   # {"path", "headers", "body", "time"} in arrival order
         self.served: list[float] = []    # seconds spent answering each request (for benchmarks)
+        self.hung_up: list[int] = []     # chunks a stream had sent when its client stopped reading
         self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -186,8 +190,13 @@ def _make_handler(server: StubLLMServer):
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 data = f"data: {json.dumps(chunk)}\n\n".encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                self.wfile.flush()
+                try:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+                    server.hung_up.append(n)
+                    self.close_connection = True
+                    return
                 time.sleep(spec.get("chunk_delay", 0))
             done = b"data: [DONE]\n\n"
             self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))

@@ -292,7 +292,8 @@ def test_the_person_interjects_and_the_next_request_says_so(tally, sessions):
 
 def test_limits_stop_the_agent_cleanly_and_can_be_raised(tally, sessions):
     s = sessions(tally)
-    steps = [{"tool_calls": [{"name": "view", "arguments": {"path": "tally/__init__.py"}}]}] * 3
+    steps = [{"tool_calls": [{"name": "view", "arguments": {"path": "tally/__init__.py", "start": n}}]}
+             for n in (1, 2, 3)]  # not the same call thrice: that would be a stuck model
     model = ScriptedModel(steps + [{"tool_calls": [{"name": "submit", "arguments": {}}]}], name="long")
     agent = Agent(s, model, mode="auto", max_steps=2, task="look", policy=Policy.from_config({"allow": ["view", "submit"], "ask": []}))
     agent.start()

@@ -2,14 +2,15 @@
 llama-server on 127.0.0.1, through litellm's real HTTP path, on the bundled example.
 
 What a real model makes deterministic (greedy decoding, a seed) is asserted, not that a 0.5B
-model fixes the bug: its text actions are well-formed and run; in auto mode, a model that gives
-no native calls is switched to text within two steps; a model that repeats itself stops with the
-reason. `.ci/run` builds the server and the model into a cache (tests/setup-real-model.sh); here
+model fixes the bug: its text actions are well-formed and run, its JSON actions (held to the schema
+by the server's grammar) all are; in auto mode, a model that gives no native calls is switched to
+JSON actions within two steps; a model that repeats itself stops with the reason. `.ci/run` builds the server and the model into a cache (tests/setup-real-model.sh); here
 they are skipped only where that cache is missing, never in CI.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -18,12 +19,14 @@ from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.loop import Agent
 from dgym_tui.agent.policy import Policy
 from dgym_tui.core.session import Session
+from dgym_tui.tools import registry
 from real_model import LlamaServer, missing, step_stats
 
 REASON = missing("0.5b")
 if REASON and os.environ.get("CI"):
     raise RuntimeError(f"CI must provide the real model: {REASON}")
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+TOOLS = registry()
 ALLOW = Policy.from_config({"allow": ["view", "listdir", "grep", "pdb", "eval", "edit", "submit"], "ask": []})
 
 
@@ -59,7 +62,17 @@ def test_text_actions_of_a_real_model_are_well_formed_and_run(server, example):
     assert example.state.agent.tool_format == "text"
 
 
-def test_auto_mode_switches_a_real_model_to_text_within_two_steps(server, example):
+def test_json_actions_of_a_real_model_are_all_well_formed_and_run(server, example):
+    """Held to the schema by llama.cpp's grammar, every reply is one call the agent runs."""
+    agent = run_agent(example, server.model(), tool_format="json", max_steps=5)
+    stats = step_stats(example.events.history)
+    assert stats["steps"] >= 3 and stats["valid"] == stats["steps"], (agent.outcome, agent.stuck, stats)
+    replies = [e.data.text for e in example.events.history if e.kind == "model_reply"]
+    assert all(json.loads(text)["name"] in TOOLS for text in replies), replies
+    assert example.state.agent.tool_format == "json"
+
+
+def test_auto_mode_switches_a_real_model_to_json_actions_within_two_steps(server, example):
     agent = run_agent(example, server.model(), tool_format="auto", max_steps=5)
     stats = step_stats(example.events.history)
     native_calls = sum(1 for e in example.events.history
@@ -67,6 +80,7 @@ def test_auto_mode_switches_a_real_model_to_text_within_two_steps(server, exampl
     if native_calls == 0:  # this model writes its calls as text (Qwen2.5-Coder does, with its own template)
         assert stats["switched"] is not None and stats["switched"] <= 2, stats
         assert stats["valid"] >= stats["steps"] - 2, stats
+        assert example.state.agent.tool_format == "json"  # llama.cpp holds replies to the schema
     else:  # a build whose template parses its calls: then native works, and no switch is needed
         assert stats["switched"] is None and stats["valid"] >= stats["steps"] - 1, stats
 

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from dgym_tui.agent.approval import Answer
-from dgym_tui.agent.loop import Agent
+from dgym_tui.agent.loop import LOOPED, SAME_RESULT, Agent
 from dgym_tui.agent.policy import Policy
 from dgym_tui.agent.scripted import ScriptedModel
 from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action
@@ -45,6 +45,7 @@ def act(name: str, **arguments) -> str:
     ('```json\n{"name": "view", "arguments": "{\\"path\\": \\"b.py\\"}"}\n```', "view", {"path": "b.py"}),
     ('```json\n{"name": "VIEW", "arguments": {"path": "c.py"}}', "view", {"path": "c.py"}),  # fence never closed
     ('```json\n{"function": {"name": "listdir", "arguments": {}}}\n```', "listdir", {}),
+    ('```json {"name": "eval", "arguments": null}}\n```', "eval", {}),  # a real 1.5B's, stray brace and all
 ])
 def test_one_action_is_read_from_the_forms_models_write(text, name, args):
     parsed = parse_action(text, TOOLS)
@@ -60,11 +61,12 @@ def test_one_action_is_read_from_the_forms_models_write(text, name, args):
      {"command": "b tally/__init__.py:5"}),
     ('```json\n{"name": "pdb", "arguments": {"cmd": "c"}}\n```', "pdb", {"command": "c"}),
     ('```json\n{"name": "view", "arguments": "tally/__init__.py"}\n```', "view", {"path": "tally/__init__.py"}),
+    ('```json\n{"name": "eval", "arguments": {"timeout": 30}}\n```', "eval", {}),  # a real 1.5B's call
 ])
 def test_near_misses_are_repaired_and_the_model_is_told_how(text, name, args):
     parsed = parse_action(text, TOOLS)
     assert parsed.call is not None and (parsed.call.name, parsed.call.arguments) == (name, args)
-    assert parsed.note.startswith("(read")
+    assert parsed.note.startswith(("(read", "(ignored timeout"))
 
 
 @pytest.mark.parametrize("text, name, args", [
@@ -242,14 +244,129 @@ def test_a_model_that_repeats_itself_stops_early_with_the_reason(session):
 
 
 def test_the_same_failing_call_three_times_is_stuck_but_stepping_is_not(session):
-    steps = [{"text": act("pdb", command="n")}] * 4 + [
+    steps = [{"text": act("pdb", command="b tally/__init__.py:3")}, {"text": act("pdb", command="c")}] + \
+        [{"text": act("pdb", command="n")}] * 4 + [
         {"text": f"Attempt {i}: " + act("view", path="nope.py")} for i in range(5)]  # other words, same call
     model = Recording(steps, name="loop")
     agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="text",
                   auto_answer=lambda r: Answer("approve"))
     assert agent.run() == "limit"
-    assert agent.step == 7  # four good steps, then three failing views
+    assert agent.step == 9  # six good steps (`n` round the loop), then three failing views
     assert "the same failing call" in agent.stuck and "may be too small" in agent.stuck
+
+
+def test_a_reply_is_cut_at_its_first_whole_action(session):
+    """Nothing after a text action is read: the model's imagined result and its next action
+    are never generated (a small local model writes them at a few tokens a second)."""
+    rambling = act("pdb", command="b tally/__init__.py:5") + "\nResult: Breakpoint 1 at tally/__init__.py:5\n" + \
+        act("pdb", command="c") + "\nResult: > tally/__init__.py(5)mean()\n"
+    model = Recording([{"text": rambling}, {"text": act("submit", message="ok")}], name="cut", chunk_size=6)
+    agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "submitted"
+    calls = [(e.data.tool, e.data.args) for e in session.events.history if e.kind == "tool_call"]
+    assert calls[0] == ("pdb", {"command": "b tally/__init__.py:5"}) and calls[1][0] == "submit"
+    first = next(e.data for e in session.events.history if e.kind == "model_reply")
+    assert first.text.rstrip().endswith("```") and "Result:" not in first.text
+    kept = model.requests[1]["messages"][2]
+    assert kept["role"] == "assistant" and "Result:" not in kept["content"]
+
+
+LOOPING = "I should look at the code.\n" + "One thought is that the bug is in the code, so one action is to debug the code.\n" * 60
+
+
+@pytest.mark.parametrize("tool_format", ["text", "native"])
+def test_a_reply_that_goes_round_in_circles_is_cut_and_the_model_told(session, tool_format):
+    submit = ({"text": act("submit", message="ok")} if tool_format == "text"
+              else {"tool_calls": [{"name": "submit", "arguments": {"message": "ok"}}]})
+    model = Recording([{"text": LOOPING}, submit], name="loop", chunk_size=16)
+    agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW, tool_format=tool_format,
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "submitted"
+    reply = next(e.data for e in session.events.history if e.kind == "model_reply")
+    assert len(reply.text) < len(LOOPING) / 4 and reply.text.endswith(LOOPED)
+    assert reply.text.count("One thought is") <= 2
+    sent = model.requests[1]["messages"]
+    assert sent[2]["content"] == reply.text  # the loop is not handed back to the model
+    assert "went on repeating itself and was cut off" in sent[3]["content"]
+
+
+def test_a_looping_reply_is_cut_over_real_http_and_the_server_stops_streaming(session):
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from stub_llm_server import StubLLMServer
+
+    with StubLLMServer() as server:
+        server.push({"text": LOOPING, "chunk_size": 8, "chunk_delay": 0.002},
+                    {"text": act("submit", message="over http")})
+        model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
+        agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW, tool_format="text",
+                      auto_answer=lambda r: Answer("approve"), on_model_error="stop")
+        assert agent.run() == "submitted"
+        deadline = time.monotonic() + 5
+        while not server.hung_up and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.hung_up and server.hung_up[0] < len(LOOPING) // 8 / 2  # it stopped well before the end
+    reply = next(e.data for e in session.events.history if e.kind == "model_reply")
+    assert reply.text.endswith(LOOPED)
+
+
+def test_the_same_call_with_the_same_result_is_said_then_stuck(session):
+    model = Recording([{"text": act("view", path="tally/__init__.py")}] * 5, name="again")
+    agent = Agent(session, model, mode="auto", max_steps=10, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "limit" and agent.step == 3
+    assert agent.stuck.startswith("the model repeats itself (the same call and result): 'view ")
+    told = [m["content"] for m in session.state.agent.conversation if (m["content"] or "").startswith("Result of view")]
+    assert "as at step" not in told[0] and SAME_RESULT.format(step=1) in told[1] and SAME_RESULT.format(step=2) in told[2]
+
+
+def test_going_round_a_cycle_of_two_calls_is_stuck_at_the_third_round(session):
+    """A real 1.5B model alternated two failing pdb commands for eight steps: each repeat is
+    said with the step it repeats, and the third of either stops it."""
+    model = Recording([{"text": act("pdb", command="b __init__.py:5")}, {"text": act("pdb", command="p on_hand")}] * 4,
+                      name="cycle")
+    agent = Agent(session, model, mode="auto", max_steps=20, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "limit" and agent.step == 5
+    assert agent.stuck.startswith("the model repeats itself (the same failing call): 'pdb ")
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["content"].startswith("Result of pdb")]
+    assert "as at step 1:" in told[2] and "as at step 2:" in told[3]
+    assert "did you mean `b tally/__init__.py:5`?" in told[0]  # the path pdb needs
+
+
+def test_a_breakpoint_the_failing_test_never_reaches_is_said_and_cing_to_the_same_failure_is_stuck(tmp_path):
+    """A real 1.5B model set a breakpoint in code only another test runs, then `c`d eight times:
+    each `c` started the failing test again and stopped at the same failure (objects at new
+    addresses). The observation says why no breakpoint stopped it; the third round is stuck."""
+    repo = make_repo(tmp_path / "two", {
+        "calc.py": "def half(x):\n    return x / 3\n", "other.py": "def twice(x):\n    return x * 2\n",
+        "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(object) == 2\n",
+        "tests/test_other.py": "from other import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n"})
+    s = Session(str(repo), sandbox="local")
+    s.start()
+    try:
+        assert s.state.stop is not None and s.state.stop.reason == "post_mortem", s.state.error
+        model = Recording([{"text": act("pdb", command="b other.py:2")}] + [{"text": act("pdb", command="c")}] * 5,
+                          name="c")
+        agent = Agent(s, model, mode="auto", max_steps=10, task="look", policy=ALLOW, tool_format="text",
+                      auto_answer=lambda r: Answer("approve"))
+        assert agent.run() == "limit" and agent.step == 5, agent.stuck  # the first `c` also narrowed the run
+        assert "(the same call and result): 'pdb" in agent.stuck
+        told = [m["content"] for m in s.state.agent.conversation if (m["content"] or "").startswith("Result of pdb")]
+        assert "No breakpoint (other.py:2) stopped this run of `pytest" in told[1]
+        assert "give `entrypoint`" in told[1] and "as at step" not in told[2] and "as at step 3" in told[3]
+    finally:
+        s.close()
+
+
+def test_continuing_to_the_same_breakpoint_is_no_repeat(session):
+    model = Recording([{"text": act("pdb", command="b tally/__init__.py:4")}]
+                      + [{"text": act("pdb", command="c")}] * 3 + [{"text": act("submit", message="ok")}], name="loop")
+    agent = Agent(session, model, mode="auto", max_steps=10, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    assert agent.run() == "submitted", agent.stuck
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["content"].startswith("Result of pdb")]
+    assert len(told) == 4 and not any("as at step" in t for t in told)
 
 
 def test_in_the_app_a_stuck_model_pauses_and_goes_on_after_a_hint(session):
@@ -311,6 +428,60 @@ def test_a_provider_that_refuses_tools_switches_to_text_over_real_http(session):
     assert agent.step == 1  # the refused request was no step
 
 
+def held(name: str, thought: str = "Next.", **arguments) -> str:
+    """A JSON action, as a server holding the reply to the schema makes the model write it."""
+    return json.dumps({"thought": thought, "name": name, "arguments": arguments})
+
+
+def test_json_actions_are_held_to_one_tools_schema_over_real_http(session):
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from stub_llm_server import StubLLMServer
+
+    with StubLLMServer() as server:
+        server.push({"text": held("pdb", "Stop in mean.", command="b tally/__init__.py:5")},
+                    {"text": held("pdb", command="c")},
+                    {"text": held("submit", message="json over http")})
+        model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
+        agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW, tool_format="json",
+                      auto_answer=lambda r: Answer("approve"), on_model_error="stop")
+        assert agent.run() == "submitted" and agent.submitted == "json over http"
+        bodies = server.bodies
+    assert all(not b.get("tools") for b in bodies)
+    schema = bodies[0]["response_format"]["json_schema"]["schema"]
+    branches = {b["properties"]["name"]["const"]: b for b in schema["anyOf"]}
+    assert set(branches) == set(TOOLS)
+    pdb = branches["pdb"]
+    assert pdb["required"] == ["thought", "name", "arguments"] and pdb["additionalProperties"] is False
+    assert pdb["properties"]["arguments"]["required"] == ["command"]
+    assert "one JSON object" in bodies[0]["messages"][0]["content"]  # the prompt says the held form
+    assert session.state.stop is not None and session.state.stop.line == 5  # the actions ran
+    assert [m["content"].splitlines()[-1] for m in bodies[1]["messages"] if m["role"] == "user"][-1] == \
+        "(Reply with your next action.)"
+
+
+def test_auto_goes_to_json_on_ones_own_server_and_to_text_when_it_takes_no_schema(session):
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from stub_llm_server import StubLLMServer
+
+    def no_schema(body):
+        if body.get("response_format"):
+            return {"status": 400, "message": "response_format: json_schema is not supported by this server"}
+        return {"text": act("submit", message="as text")}
+
+    with StubLLMServer() as server:
+        server.push({"text": "I would look at mean()."}, {"text": "It divides wrongly."}, no_schema, no_schema)
+        model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
+        agent = Agent(session, model, mode="auto", max_steps=6, task="look", policy=ALLOW,
+                      auto_answer=lambda r: Answer("approve"), on_model_error="stop")
+        assert agent.run() == "submitted" and agent.submitted == "as text"
+        sent = [(bool(b.get("tools")), bool(b.get("response_format"))) for b in server.bodies]
+    assert sent == [(True, False), (True, False), (False, True), (False, False)]
+    switches = [(e.data.format, e.data.reason) for e in session.events.history if e.kind == "tool_format"]
+    assert switches[0] == ("json", "2 replies in a row without a tool call")
+    assert switches[1][0] == "text" and switches[1][1].startswith("the server takes no schema for replies")
+    assert agent.step == 3 and session.state.agent.tool_format == "text"
+
+
 def test_the_window_a_local_server_reports_is_used_when_litellm_does_not_know_the_model():
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -347,14 +518,20 @@ def test_the_window_a_local_server_reports_is_used_when_litellm_does_not_know_th
     assert server_context_window("http://127.0.0.1:9/v1", "openai/x", timeout=0.5) is None
 
 
+NO_SCHEMA = {"status": 400, "message": "response_format: json_schema is not supported"}
+
+
 @pytest.mark.parametrize("replies, level, says, fix", [
     ([{"tool_calls": [{"name": "view", "arguments": {"path": "main.py"}}]}], "ok", "native tool calls come back",
      "--tool-format auto"),
-    ([{"text": "```json\n{\"name\": \"view\"}\n```"}, {"text": act("view", path="main.py")}], "warn",
+    ([{"text": "```json\n{\"name\": \"view\"}\n```"}, {"text": held("view", path="main.py")}], "warn",
+     "the server holds it to JSON actions", "--tool-format json"),
+    ([{"text": "I would view it."}, NO_SCHEMA, {"text": act("view", path="main.py")}], "warn",
      "no native tool call", "--tool-format text"),
-    ([{"status": 400, "message": "tools are not supported"}, {"text": act("view", path="main.py")}], "warn",
-     "the provider refused tools", "--tool-format text"),
-    ([{"text": "I cannot."}, {"text": "Still cannot."}], "fail", "no text action either", "larger"),
+    ([{"status": 400, "message": "tools are not supported"}, NO_SCHEMA, {"text": act("view", path="main.py")}],
+     "warn", "the provider refused tools", "--tool-format text"),
+    ([{"text": "I cannot."}, {"text": "Nor this way."}, {"text": "Still cannot."}], "fail", "no text action either",
+     "larger"),
 ])
 def test_doctor_model_says_whether_native_calls_come_back_and_which_format_suits(replies, level, says, fix):
     from dgym_tui.doctor import check_model
@@ -363,5 +540,6 @@ def test_doctor_model_says_whether_native_calls_come_back_and_which_format_suits
     with StubLLMServer() as server:
         server.push(*replies)
         [check] = check_model("openai/tiny", server.url)
-        assert [bool(b.get("tools")) for b in server.bodies] == [True, False][:len(replies)]
+        sent = [("tools" if b.get("tools") else "schema" if b.get("response_format") else "text") for b in server.bodies]
+    assert sent == ["tools", "schema", "text"][:len(replies)]
     assert check.level == level and says in check.detail and fix in check.fix, check.line()

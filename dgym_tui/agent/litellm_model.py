@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from dgym_tui.agent.model import (ModelCancelled, ModelError, ModelReply, OnDelta, OnRetry,
+from dgym_tui.agent.model import (ModelCancelled, ModelError, ModelReply, OnDelta, OnRetry, ReplyCut,
                                   ToolCallAssembler, Usage, assistant_message, estimate_text_tokens,
                                   estimate_tokens)
 
@@ -203,10 +203,19 @@ class LiteLLMModel:
     def count_tokens(self, messages: list[dict], tools: list[dict] | None = None) -> int:
         return count_tokens(messages, self.name, tools)
 
+    @property
+    def own_server(self) -> bool:
+        """Served by a server of one's own (--api-base, Ollama): llama.cpp, Ollama, vLLM and LM
+        Studio all hold a reply to a JSON schema, which is what JSON actions need."""
+        return bool(self.api_base) or self.name.startswith(("ollama/", "ollama_chat/"))
+
     def query(self, messages: list[dict], tools: list[dict], on_delta: OnDelta | None = None, *,
-              on_retry: OnRetry | None = None, cancel: threading.Event | None = None) -> ModelReply:
+              on_retry: OnRetry | None = None, cancel: threading.Event | None = None,
+              response_format: dict | None = None) -> ModelReply:
         litellm = _loaded()
         request = self._request(messages, tools)
+        if response_format is not None:
+            request["response_format"] = response_format
         for attempt in range(self.max_retries + 1):
             if cancel is not None and cancel.is_set():
                 raise ModelCancelled()
@@ -268,6 +277,7 @@ class LiteLLMModel:
         text: list[str] = []
         calls = ToolCallAssembler()
         usage = finish = None
+        cut = ""
         for chunk in response:
             if cancel is not None and cancel.is_set():
                 _close(response)
@@ -286,17 +296,24 @@ class LiteLLMModel:
                     if on_delta is not None:
                         try:
                             on_delta(delta.content)
+                        except ReplyCut as stop:
+                            cut = stop.reason
                         except Exception as exc:
                             raise _CallerFailed() from exc
                 for piece in delta.tool_calls or ():
                     function = piece.function
                     calls.add(getattr(piece, "index", None), piece.id, function and function.name,
                               function and function.arguments)
+            if cut:  # the caller has what it needs: closing the stream stops the server generating
+                _close(response)
+                finish = "cut"
+                break
         reply_text = "".join(text)
         tool_calls = calls.calls()
         counted = self._usage(usage, messages, tools, reply_text, tool_calls)
         return ModelReply(text=reply_text, tool_calls=tool_calls, usage=counted, cost=self._cost(litellm, counted),
-                          model=self.name, message=assistant_message(reply_text, tool_calls), finish_reason=finish)
+                          model=self.name, message=assistant_message(reply_text, tool_calls), finish_reason=finish,
+                          cut=cut)
 
     def _usage(self, usage, messages, tools, text, tool_calls) -> Usage:
         if usage and (usage.prompt_tokens or usage.completion_tokens):

@@ -10,12 +10,13 @@ answers to the calls that wait (`answer`).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 
 from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.calls import CallHandler
-from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ToolCall
+from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ReplyCut, ToolCall
 from dgym_tui.agent.policy import Policy
 from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests
 from dgym_tui.agent import text_actions
@@ -29,9 +30,15 @@ PERSON_NOTES_CAP = 4000     # characters of "what the person did" per step
 NUDGE = ("You replied without calling a tool. Call one of the tools to go on, or `submit` when the "
          "bug is fixed.")
 AUTO_NUDGE = NUDGE + (" If you cannot call tools, write the call as " + text_actions.FORM + ".")
-TOOL_FORMATS = ("native", "text", "auto")
+TOOL_FORMATS = ("native", "json", "text", "auto")
+AS_TEXT = ("json", "text")  # the formats in which the model writes its action in its reply
 SILENT_SWITCH = 2           # auto: native replies in a row without a tool call before text actions
-REPEATS_STUCK = 3           # the same reply (or failing call) this many times in a row: stuck
+REPEATS_STUCK = 3           # the same reply (or call with the same result) this often within
+REPEAT_WINDOW = 6           # ... this many steps: stuck (a model may go round a cycle of two calls)
+LOOP_CHECK_EVERY = 200      # characters streamed between two looks for a reply going round in circles
+LOOPED = "[the reply went on repeating itself from here, and was cut off]"
+SAME_RESULT = ("(the same call and result as at step {step}: calling it again tells you nothing new; "
+               "try another action)")
 
 
 class Agent:
@@ -44,8 +51,10 @@ class Agent:
         """resume: the AgentView of a recorded session (DebugState.agent) whose conversation
         this agent goes on with, instead of starting one.
         tool_format: native (the provider's tool calls), text (one fenced JSON action per reply,
-        agent/text_actions.py) or auto (native, switching to text for good when the model twice
-        replies without a call, writes a text action, or the provider refuses tools)."""
+        agent/text_actions.py), json (one JSON action per reply, held to its form by the server's
+        grammar) or auto (native, switching for good when the model twice replies without a call,
+        writes a text action, or the provider refuses tools: to json on a server of one's own,
+        else to text; json the server refuses goes on as text)."""
         from dgym_tui.tools import registry
 
         self.session, self.model = session, model
@@ -80,13 +89,14 @@ class Agent:
         self._trimmed: set[int] = set()      # messages already sent cut short
         self.resume_from = resume if resume is not None and resume.conversation else None
         if tool_format not in TOOL_FORMATS:
-            raise ValueError(f"unknown tool format {tool_format!r}: native, text or auto")
+            raise ValueError(f"unknown tool format {tool_format!r}: native, json, text or auto")
         self.tool_format = tool_format        # what was asked
-        self.format = "text" if tool_format == "text" else "native"  # what is in use now
-        if self.resume_from is not None and getattr(resume, "tool_format", "native") == "text":
-            self.format = "text"              # a switch is for the rest of the session
+        self.format = tool_format if tool_format in AS_TEXT else "native"  # what is in use now
+        if self.resume_from is not None and getattr(resume, "tool_format", "native") in AS_TEXT:
+            self.format = resume.tool_format  # a switch is for the rest of the session
         self._silent = 0                      # native replies in a row without a tool call
         self._repeats: list = []              # what the last steps did, for the stuck check
+        self._results: list[tuple] = []       # (step, call, observation) of the recent calls, to spot a repeat
         self.stuck = ""                       # why the model was judged stuck, if it was
 
     # --- control, from any thread ------------------------------------------------------------
@@ -162,11 +172,11 @@ class Agent:
                 reply = self._query()
                 if reply is None:
                     continue  # a model error paused us, or we were stopped: the loop decides
-                failed = self._act(reply)
+                done = self._act(reply)
                 if self.submitted is not None:
                     self.outcome = "submitted"
                     break
-                if self._stuck(reply, failed) and not self._wait_stuck():
+                if self._stuck(reply, done) and not self._wait_stuck():
                     break
             if not self.outcome:
                 self.outcome = "stopped"
@@ -194,13 +204,14 @@ class Agent:
                                                  tool_format=self.format),
                                  AGENT)
         self._status("running", "")
-        if self.format == "text":  # the tools live in the prompt: compact, for small windows
-            listing = text_actions.instructions(text_actions.compact_listing(self._schemas()))
+        if self.format in AS_TEXT:  # the tools live in the prompt: compact, for small windows
+            listing = text_actions.instructions(text_actions.compact_listing(self._schemas()),
+                                                held=self.format == "json")
         else:
             listing = "\n".join(f"- {name}: {self.tools[name].summary}" for name in names)
         ready = self.session.state.sandbox
         template = self.system_template
-        if template is None and self.format == "text":
+        if template is None and self.format in AS_TEXT:
             template = TEXT_SYSTEM_PROMPT
         prompt = system_prompt(template, repo=self.session.repo_name, tools=listing,
                                entrypoint=self.session.entrypoint_label,
@@ -265,18 +276,20 @@ class Agent:
         self._trimmed.update(trimmed)
         self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=fresh), AGENT)
         schemas = self._schemas() if self.format == "native" else []
+        held = {"response_format": text_actions.response_format(self._schemas())} if self.format == "json" else {}
         try:
-            reply = self.model.query(
-                prompt, schemas,
-                on_delta=lambda text: self.session.events.emit(ev.ModelDelta(step=self.step, text=text), AGENT),
-                on_retry=self._retrying, cancel=self._stop)
+            reply = self.model.query(prompt, schemas, on_delta=self._streamer(), on_retry=self._retrying,
+                                     cancel=self._stop, **held)
         except ModelCancelled:
             self.step -= 1
             return None
         except ModelError as e:
             self.step -= 1  # the step did not happen: a retry asks again
             if self.tool_format == "auto" and self.format == "native" and _refuses_tools(e):
-                self._switch_to_text(f"the provider refused tools ({e})")
+                self._switch(f"the provider refused tools ({e})")
+                return None
+            if self.format == "json" and e.kind == "bad_request" and text_actions.refuses_schema(str(e)):
+                self._switch(f"the server takes no schema for replies ({e})", to="text")
                 return None
             self.session.events.emit(ev.Error(message=f"the model failed: {e}"), AGENT)
             if e.kind == "context_window" and self.context_window is None:
@@ -292,8 +305,12 @@ class Agent:
         switched = ""
         if self.format == "native" and self.tool_format == "auto" and not reply.tool_calls \
                 and text_actions.parse_action(reply.text, self.tools).call is not None:
-            self.format, switched = "text", "the model writes its tool calls as text"
-        if self.format == "text":
+            switched = "the model writes its tool calls as text"
+        if reply.cut == "loop":
+            self._cut_loop(reply)
+        elif reply.cut == "action":  # the chunk that closed the action may hold a little more
+            reply.text = reply.text[:text_actions.action_end(reply.text) or len(reply.text)]
+        if self.format in AS_TEXT or switched:
             reply = self._text_reply(reply)
         index = self._add(reply.message, "reply")
         self.tokens += reply.usage.total_tokens
@@ -305,9 +322,41 @@ class Agent:
             prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
             cost=reply.cost, message_index=index), AGENT)
         if switched:
-            self._switch_to_text(switched)
+            self._switch(switched)
         self._status("running", "")
         return reply
+
+    def _streamer(self):
+        """The reply's text as it streams: to the transcript, and cut short (ReplyCut) once a text
+        action is whole (nothing after it is read) or once the reply goes round in circles (a
+        small model can repeat one paragraph until its token ceiling: minutes on a laptop)."""
+        so_far: list[str] = []
+        looked = [0]
+
+        def on_delta(text: str) -> None:
+            self.session.events.emit(ev.ModelDelta(step=self.step, text=text), AGENT)
+            so_far.append(text)
+            if self.format == "text" and ("`" in text or ">" in text):  # json: the grammar ends it
+                if text_actions.action_end("".join(so_far)) is not None:
+                    raise ReplyCut("action")
+            size = looked[0] + len(text)
+            if size >= LOOP_CHECK_EVERY:
+                looked[0] = 0
+                if text_actions.loop_start("".join(so_far)) is not None:
+                    raise ReplyCut("loop")
+            else:
+                looked[0] = size
+
+        return on_delta
+
+    def _cut_loop(self, reply: ModelReply) -> None:
+        """Keep one round of a looping reply: the rest would only teach the model to loop."""
+        text = reply.text
+        start = text_actions.loop_start(text) or len(text)
+        line_end = text.rfind("\n", 0, start)
+        kept = text[:line_end if line_end > start // 2 else start].rstrip()
+        reply.text = f"{kept}\n{LOOPED}"
+        reply.message = {**reply.message, "content": reply.text}
 
     def _retrying(self, attempt: int, wait_s: float, reason: str) -> None:
         self.session.events.emit(ev.ModelRetry(attempt=attempt, wait_s=wait_s, reason=reason), AGENT)
@@ -334,39 +383,52 @@ class Agent:
     # --- one tool call ------------------------------------------------------------------------
 
     def _act(self, reply: ModelReply) -> list:
-        """Run the reply's calls; tell the model when it made none. What failed, for the stuck check."""
-        failed = []
+        """Run the reply's calls; tell the model when it made none. What each call did, for the
+        stuck check: (ok, name, arguments, the start of its observation)."""
+        done = []
+        looped = "your reply went on repeating itself and was cut off: keep it short"
         if not reply.tool_calls:
-            if self.format == "text":
-                problem = reply.text_error or f"no action in your reply; write {text_actions.FORM}"
+            if self.format in AS_TEXT:
+                form = text_actions.HELD_FORM if self.format == "json" else text_actions.FORM
+                problem = reply.text_error or f"no action in your reply; write {form}"
+                if reply.cut == "loop":
+                    problem = f"{looped}, a thought of a few lines, then {form}"
                 self._add({"role": "user", "content": f"error: {problem}"}, "nudge")
-                return failed
+                return done
             self._silent += 1
             if self.tool_format == "auto" and self._silent >= SILENT_SWITCH:
-                self._switch_to_text(f"{self._silent} replies in a row without a tool call")
+                self._switch(f"{self._silent} replies in a row without a tool call")
             else:
-                self._add({"role": "user", "content": AUTO_NUDGE if self.tool_format == "auto" else NUDGE}, "nudge")
-            return failed
+                nudge = AUTO_NUDGE if self.tool_format == "auto" else NUDGE
+                self._add({"role": "user", "content": (f"{looped}. " if reply.cut == "loop" else "") + nudge}, "nudge")
+            return done
         self._silent = 0
         for call in reply.tool_calls:
             handled = self._handle(call, note=reply.text_note)
-            if not handled.ok:
-                failed.append((call.name, call.raw_arguments, handled.observation[:200]))
-        return failed
+            done.append((handled.ok, call.name, call.raw_arguments, handled.observation))
+        return done
 
     def _handle(self, call: ToolCall, note: str = ""):
         """Exactly one tool message (and one ToolResult event) per call, whatever happens: the
         policy, the person's approval and the runner decide, in agent/calls.py."""
         handled = self.calls.handle(call)
         self.submitted = self.calls.submitted
-        self._tool_message(call, (note + "\n" if note else "") + handled.observation, handled.origin)
+        observation = handled.observation
+        if handled.origin == "tool" and not _moves(call.name, call.raw_arguments, observation):
+            again = (call.name, call.raw_arguments, _same(observation))
+            earlier = next((step for step, *seen in reversed(self._results) if tuple(seen) == again), None)
+            self._results = [*self._results, (self.step, *again)][-REPEAT_WINDOW:]
+            if earlier is not None:
+                observation = f"{observation}\n{SAME_RESULT.format(step=earlier)}"
+        self._tool_message(call, (note + "\n" if note else "") + observation, handled.origin)
         return handled
 
     def _tool_message(self, call: ToolCall, content: str, origin: str) -> None:
         if call.id.startswith(text_actions.ID_PREFIX):
             # no native call to answer: the observation is the user's next message
             header = f"Result of {call.name}:" if origin == "tool" else f"About your {call.name} call:"
-            self._add({"role": "user", "content": f"{header}\n{content}\n\n{text_actions.reminder()}"}, origin)
+            reminder = text_actions.reminder(held=self.format == "json")
+            self._add({"role": "user", "content": f"{header}\n{content}\n\n{reminder}"}, origin)
             return
         self._add({"role": "tool", "tool_call_id": call.id, "content": content}, origin)
 
@@ -377,37 +439,51 @@ class Agent:
 
     def _text_reply(self, reply: ModelReply) -> ModelReply:
         """A text-mode reply: its one action parsed into the call a native one would be."""
-        parsed = text_actions.parse_action(reply.text, self.tools)
+        form = text_actions.HELD_FORM if self.format == "json" else text_actions.FORM
+        parsed = text_actions.parse_action(reply.text, self.tools, form)
         reply.tool_calls = [parsed.call] if parsed.call is not None else []
         reply.text_error, reply.text_note = parsed.error, parsed.note
         reply.message = {"role": "assistant", "content": reply.text}  # what the model wrote, no native calls
         return reply
 
-    def _switch_to_text(self, reason: str) -> None:
-        """For the rest of the session: tools described in the prompt, one JSON action per reply."""
-        self.format = "text"
+    def _switch(self, reason: str, to: str | None = None) -> None:
+        """For the rest of the session: tools described in the prompt, one JSON action per reply —
+        held to its form by the server's grammar (json) on a server of one's own, else as text."""
+        was = self.format
+        self.format = to or ("json" if getattr(self.model, "own_server", False) else "text")
         self._silent = 0
-        self.session.events.emit(ev.ToolFormat(format="text", reason=reason), AGENT)
-        listing = text_actions.compact_listing(self._schemas())
-        self._add({"role": "user", "content": "Your tool calls are not coming through. From now on, call "
-                   "tools by writing them as text.\n\n" + text_actions.instructions(listing)}, "format")
+        self.session.events.emit(ev.ToolFormat(format=self.format, reason=reason), AGENT)
+        listing = text_actions.instructions(text_actions.compact_listing(self._schemas()), held=self.format == "json")
+        if was == "native":
+            intro = "Your tool calls are not coming through. From now on, call tools by writing them as text."
+        else:
+            intro = "From now on, write your action as a fenced JSON block."
+        self._add({"role": "user", "content": f"{intro}\n\n{listing}"}, "format")
 
     # --- a stuck model --------------------------------------------------------------------------
 
-    def _stuck(self, reply: ModelReply, failed: list) -> bool:
-        """The same reply without a call, or the same failing call, REPEATS_STUCK times in a row."""
-        if reply.tool_calls and not failed:
-            self._repeats = []
+    def _stuck(self, reply: ModelReply, done: list) -> bool:
+        """The same reply without a call, the same failing call, or the same call getting the
+        same result, REPEATS_STUCK times within the last REPEAT_WINDOW steps."""
+        failed = tuple((name, raw, _same(seen)[:200]) for ok, name, raw, seen in done if not ok)
+        # a call is judged by the call and what it got back, whatever the words around it
+        if failed:
+            key, what = ("failed", failed), "the same failing call"
+        elif done and not any(_moves(name, raw, seen) for _ok, name, raw, seen in done):
+            key, what = ("same", tuple((name, raw, _same(seen)) for _ok, name, raw, seen in done)), \
+                "the same call and result"
+        elif done:  # `c` to the same breakpoint again: the program moved on
+            key, what = ("moved", self.step), ""
+        else:
+            key, what = ("text", " ".join(reply.text.split())), "the same reply"
+        self._repeats = [*self._repeats, key][-REPEAT_WINDOW:]
+        if self._repeats.count(key) < REPEATS_STUCK:
             return False
-        # a failing call is judged by the call and what it got back, whatever the words around it
-        key = ("calls", tuple(failed)) if failed else ("text", " ".join(reply.text.split()))
-        self._repeats = [*self._repeats, key][-REPEATS_STUCK:]
-        if len(self._repeats) < REPEATS_STUCK or any(k != key for k in self._repeats):
-            return False
-        shown = " ".join(reply.text.split())[:40] or (failed[0][0] if failed else "(empty)")
-        advice = ("it may not support tool calls: try --tool-format text" if self.format == "native"
+        shown = (done[0][1] if done else "") or " ".join(reply.text.split())[:40] or "(empty)"
+        if done and done[0][2] not in ("", "{}"):
+            shown = f"{shown} {done[0][2][:40]}"
+        advice = ("it may not support tool calls: try --tool-format text" if self.format == "native" and not done
                   else "it may be too small for this task, or need a hint")
-        what = "the same failing call" if failed else "the same reply"
         self.stuck = f"the model repeats itself ({what}): {shown!r} ×{REPEATS_STUCK} — {advice}"
         return True
 
@@ -483,6 +559,30 @@ class Agent:
         self.session.events.emit(ev.AgentStatus(state=state, mode=self.mode, step=self.step, tokens=self.tokens,
                                                 cost=self.cost, reason=reason, max_steps=self.max_steps,
                                                 max_cost=self.max_cost), AGENT)
+
+
+MOVES = {"c", "cont", "continue", "n", "next", "s", "step", "r", "return", "unt", "until", "j", "jump",
+         "restart", "run", "back"}
+
+
+def _moves(tool: str, raw_arguments: str, observation: str) -> bool:
+    """A pdb command that moves the program on: the same words may well get the same answer (a
+    breakpoint in a loop) while the program's state has changed. Not so when it started the
+    program again: the same answer then is the same run."""
+    if tool != "pdb" or "Starting the program again" in observation:
+        return False
+    try:
+        import json
+
+        command = str(json.loads(raw_arguments or "{}").get("command", ""))
+    except (ValueError, AttributeError):
+        return False
+    return (command.split() or [""])[0] in MOVES
+
+
+def _same(observation: str) -> str:
+    """An observation as compared with an earlier one: the objects' addresses aside."""
+    return re.sub(r"0x[0-9a-fA-F]{4,}", "0x…", observation)
 
 
 def _refuses_tools(e: ModelError) -> bool:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 OnDelta = Callable[[str], None]
-"""Called with each piece of the reply's text as it arrives (the transcript streams it)."""
+"""Called with each piece of the reply's text as it arrives (the transcript streams it). It may
+raise `ReplyCut` to end the reply there."""
 
 OnRetry = Callable[[int, float, str], None]
 """Called before each retry with (attempt number from 1, seconds it will wait, reason), so the
@@ -70,6 +71,7 @@ class ModelReply:
     retries: int = 0              # how many retries this reply took
     text_error: str | None = None  # text actions: why no action could be read from the reply
     text_note: str = ""           # text actions: how a near-miss was read ("read as pdb 'p x'")
+    cut: str = ""                 # why the reply was cut short by the caller (ReplyCut), if it was
 
 
 class ModelError(Exception):
@@ -92,17 +94,34 @@ class ModelCancelled(Exception):
     """The caller's cancel event was set: the query stopped at the next chunk or retry wait."""
 
 
+class ReplyCut(Exception):
+    """Raised by an `on_delta` callback to end the reply where it is: the model stops reading
+    (closing the stream, so a local server stops generating) and returns the text so far, with
+    `finish_reason` "cut" and `cut` = the reason given. The agent uses it when a text action is
+    complete, and when a reply has started to repeat itself over and over."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 @runtime_checkable
 class Model(Protocol):
     name: str
 
     def query(self, messages: list[dict], tools: list[dict], on_delta: OnDelta | None = None, *,
-              on_retry: OnRetry | None = None, cancel: threading.Event | None = None) -> ModelReply:
+              on_retry: OnRetry | None = None, cancel: threading.Event | None = None,
+              response_format: dict | None = None) -> ModelReply:
         """Ask the model for its next message. Blocks (seconds): call it off the UI thread.
 
+        `response_format` (OpenAI's field: a JSON schema the reply must follow) holds the reply
+        to the form of a JSON action (agent/text_actions.py); a model that cannot take it may
+        ignore it, and a provider that refuses it raises ModelError (bad_request).
+
         `cancel` is looked at between streamed chunks and during retry waits (a request still
-        waiting for its first byte runs to its timeout). An exception raised by `on_delta` or
-        `on_retry` reaches the caller as it is, never retried.
+        waiting for its first byte runs to its timeout). `on_delta` may raise `ReplyCut`: the
+        reply ends there (see ReplyCut). Any other exception raised by `on_delta` or `on_retry`
+        reaches the caller as it is, never retried.
         """
         ...
 

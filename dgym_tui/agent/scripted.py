@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dgym_tui.agent.model import (ModelCancelled, ModelError, ModelReply, OnDelta, OnRetry, Usage,
+from dgym_tui.agent.model import (ModelCancelled, ModelError, ModelReply, OnDelta, OnRetry, ReplyCut, Usage,
                                   assistant_message, estimate_text_tokens, estimate_tokens, make_tool_call)
 
 END_TEXT = "(end of script)"
@@ -49,7 +49,10 @@ Step = dict | Callable[[list[dict]], "dict | None"]
 
 class ScriptedModel:
     """`fake_price` = (input, output) USD per token gives made-up costs for a demo of the cost
-    display; without it the cost is None, as for any model whose price is unknown."""
+    display; without it the cost is None, as for any model whose price is unknown. `own_server`
+    plays a model on a server of one's own (auto switches it to JSON actions)."""
+
+    own_server = False
 
     def __init__(self, steps: list[Step], name: str = "script", chunk_size: int = 8, chunk_delay: float = 0.0,
                  fake_price: tuple[float, float] | None = None, context_window: int | None = None):
@@ -104,18 +107,27 @@ class ScriptedModel:
         return estimate_tokens(messages, tools)
 
     def query(self, messages: list[dict], tools: list[dict], on_delta: OnDelta | None = None, *,
-              on_retry: OnRetry | None = None, cancel: threading.Event | None = None) -> ModelReply:
-        self.requests.append({"messages": copy.deepcopy(messages), "tools": copy.deepcopy(tools)})
+              on_retry: OnRetry | None = None, cancel: threading.Event | None = None,
+              response_format: dict | None = None) -> ModelReply:
+        request = {"messages": copy.deepcopy(messages), "tools": copy.deepcopy(tools)}
+        if response_format is not None:
+            request["response_format"] = copy.deepcopy(response_format)
+        self.requests.append(request)
         step = self._next_step(messages) or self._end(tools)
         text = step.get("text") or ""
         turn = len(self.requests)
         calls = [make_tool_call(call.get("id") or f"call_s{turn}_{i}", call["name"], _raw(call.get("arguments", {})))
                  for i, call in enumerate(step.get("tool_calls") or [])]
+        cut = ""
         for start in range(0, len(text), self.chunk_size):
             if cancel is not None and cancel.is_set():
                 raise ModelCancelled()
             if on_delta is not None:
-                on_delta(text[start:start + self.chunk_size])
+                try:
+                    on_delta(text[start:start + self.chunk_size])
+                except ReplyCut as stop:  # the rest of the script's text is never "generated"
+                    text, cut = text[:start + self.chunk_size], stop.reason
+                    break
             if self.chunk_delay:
                 if cancel is not None:
                     cancel.wait(self.chunk_delay)
@@ -129,7 +141,8 @@ class ScriptedModel:
         if self.fake_price is not None:
             cost = usage.prompt_tokens * self.fake_price[0] + usage.completion_tokens * self.fake_price[1]
         return ModelReply(text=text, tool_calls=calls, usage=usage, cost=cost, model=self.name,
-                          message=assistant_message(text, calls), finish_reason="tool_calls" if calls else "stop")
+                          message=assistant_message(text, calls),
+                          finish_reason="cut" if cut else "tool_calls" if calls else "stop", cut=cut)
 
     def _next_step(self, messages: list[dict]) -> dict | None:
         while self._position < len(self.steps):

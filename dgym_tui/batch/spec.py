@@ -63,7 +63,7 @@ class TrialSpec:
     attempt: int                              # 1-based
     model: str                                # a litellm model string, or scripted:FILE
     api_base: str | None = None
-    tool_format: str | None = None            # native | text | auto (None: the default)
+    tool_format: str | None = None            # native | json | text | auto (None: the default)
     max_steps: int | None = 30
     max_cost: float | None = None
     timeout: float | None = None              # wall-clock seconds; enforced by killing the sandbox

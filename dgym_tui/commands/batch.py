@@ -48,8 +48,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
     p.add_argument("--retry", choices=["errors"], help="errors: run again the trials that ended in error "
                    "(their earlier results kept in trials/<trial>/history/)")
-    p.add_argument("--tool-format", choices=["native", "text", "auto"],
-                   help="how tool calls travel: the provider's native tool calling, or text in the reply")
+    p.add_argument("--tool-format", choices=["native", "json", "text", "auto"],
+                   help="how tool calls travel: the provider's native tool calling, or an action in the reply "
+                        "(json: held to its form by the server; text: fenced), as for dgym-tui run")
     return p
 
 

@@ -43,10 +43,11 @@ def agent_arguments(p: argparse.ArgumentParser, modes: list[str]) -> None:
                         + ("; manual: no agent" if "manual" in modes else "") + " (default: config.toml, else step)")
     p.add_argument("--max-steps", type=int, metavar="N", help="stop the agent after N model calls (default 50)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop the agent once it has cost this much")
-    p.add_argument("--tool-format", choices=["native", "text", "auto"],
-                   help="how the model calls tools: native (the provider's tool calls), text (one fenced JSON "
-                        "action per reply: small and local models), auto (native, switching to text when the "
-                        "model makes no native call; default)")
+    p.add_argument("--tool-format", choices=["native", "json", "text", "auto"],
+                   help="how the model calls tools: native (the provider's tool calls), json (one JSON action "
+                        "per reply, held to its form by the server: llama.cpp, Ollama, vLLM), text (one fenced "
+                        "JSON action per reply), auto (native, switching to json on a server of your own, else "
+                        "to text, when the model makes no native call; default)")
     p.add_argument("--task", metavar="TEXT", help="what the agent should do (default: fix the failing tests)")
     p.add_argument("--system-prompt", metavar="FILE",
                    help="the agent's system prompt template ({repo} {entrypoint} {tools} {sandbox})")

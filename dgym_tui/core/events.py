@@ -374,7 +374,7 @@ class AgentStarted(Payload):
     schemas: list[dict] = field(default_factory=list)  # the tools as the model sees them
     task: str = ""
     resumed: int = 0             # the conversation carried over from before (messages kept)
-    tool_format: str = "native"  # native tool calls, or text actions (one fenced JSON action per reply)
+    tool_format: str = "native"  # native tool calls, or one action per reply: json (held to its form) | text
 
 
 @payload
@@ -512,10 +512,11 @@ class AgentStatus(Payload):
 
 @payload
 class ToolFormat(Payload):
-    """The agent changed how it calls tools, for the rest of the session (auto: native to text)."""
+    """The agent changed how it calls tools, for the rest of the session (auto: native to json or
+    text; json to text when the server takes no schema)."""
 
     kind: ClassVar[str] = "tool_format"
-    format: str                  # native | text
+    format: str                  # native | json | text
     reason: str = ""
 
 

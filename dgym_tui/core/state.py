@@ -36,7 +36,7 @@ class AgentView:
     retry: str = ""                # "retrying in 2 s (rate limited)" while one waits
     conversation: list[dict] = field(default_factory=list)  # the messages, in order
     origins: list[str] = field(default_factory=list)        # who each message is from
-    tool_format: str = "native"    # how the agent calls tools now: native | text
+    tool_format: str = "native"    # how the agent calls tools now: native | json | text
 
 
 @dataclass
