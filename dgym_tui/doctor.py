@@ -174,15 +174,13 @@ def check_ray(address: str, image: str) -> list[Check]:
     return checks
 
 
-PROBE_TASK = ("Use the tool `view` to show the file main.py. Call the tool now; do not explain.")
-
-
 def check_model(model: str, api_base: str | None = None) -> list[Check]:
     """`doctor --model M`: one small request with one tool. Did a native tool call come back?
     If not, does the model write a text action when asked? Then: which --tool-format suits it,
     and the context window it will be trimmed to."""
     from dgym_tui.agent.litellm_model import LiteLLMModel
     from dgym_tui.agent.model import ModelError
+    from dgym_tui.agent.probe import PROBE_TASK, probe_native
     from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action, response_format
     from dgym_tui.tools import registry
 
@@ -191,17 +189,14 @@ def check_model(model: str, api_base: str | None = None) -> list[Check]:
     llm = LiteLLMModel(model, api_base=api_base, max_retries=1, timeout=120)
     name = f"model {model}"
     try:
-        native = llm.query([{"role": "user", "content": PROBE_TASK}], schemas)
+        native = probe_native(llm)
     except ModelError as e:
-        if e.kind not in ("bad_request",):
-            return [Check("fail", name, f"no answer: {e}", "check --model, --api-base and the key (`doctor` lists keys)")]
-        native = None
+        return [Check("fail", name, f"no answer: {e}", "check --model, --api-base and the key (`doctor` lists keys)")]
     window = llm.context_window()
     size = f"context window {window:,} tokens" if window else "context window unknown (set context_window in config.toml)"
-    if native is not None and any(c.name == "view" and c.error is None for c in native.tool_calls):
+    if native.native:
         return [Check("ok", name, f"native tool calls come back; {size}", "--tool-format auto (the default) or native")]
-    said = "the provider refused tools" if native is None else \
-        f"no native tool call (it wrote {' '.join(native.text.split())[:60]!r})"
+    said = "the provider refused tools" if native.native is None else f"no native tool call (it wrote {native.said!r})"
     if llm.own_server:  # a server of one's own may hold the reply to a JSON action's schema
         prompt = instructions(compact_listing(schemas), held=True) + "\n\n" + PROBE_TASK
         try:

@@ -19,6 +19,11 @@ A response is a plain dict (so a JSON file can hold a script too):
     {"text": "...", "drop_after": 3}                    close it after 3 streamed chunks
     {"delay": 1.5, ...}                                 wait before answering (a slow model)
 
+The agent's auto format first asks a server of one's own whether native tool calls come back
+(dgym_tui/agent/probe.py): such a probe is answered as a server with native tool calls answers it
+(a `view` call), without taking a scripted response, and recorded apart in `probes`
+(`answer_probes=False` leaves it to the script, for tests of the probe itself).
+
 A client that stops reading a stream (the agent cuts a reply short) is recorded in `hung_up`: the
 number of chunks that stream had sent.
 
@@ -50,8 +55,10 @@ CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 class StubLLMServer:
     """The server and its script; `url` is the api_base to give litellm (ends in /v1)."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, answer_probes: bool = True):
         self._queue: deque = deque()
+        self.answer_probes = answer_probes
+        self.probes: list[dict] = []     # auto's probe requests, answered apart (see the module's doc)
         self._lock = threading.Lock()
         self.requests: list[dict] = []   # {"path", "headers", "body", "time"} in arrival order
         self.served: list[float] = []    # seconds spent answering each request (for benchmarks)
@@ -103,6 +110,10 @@ class StubLLMServer:
         self.stop()
 
     def _next(self, path: str, headers: dict, body: dict) -> dict:
+        if self.answer_probes and _is_probe(body):
+            with self._lock:
+                self.probes.append(body)
+            return {"tool_calls": [{"name": "view", "arguments": {"path": "main.py"}}]}
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body, "time": time.time()})
             n = len(self.requests)
@@ -203,6 +214,13 @@ def _make_handler(server: StubLLMServer):
             self.wfile.flush()
 
     return Handler
+
+
+def _is_probe(body: dict) -> bool:
+    from dgym_tui.agent.probe import PROBE_TASK
+
+    messages = body.get("messages") or []
+    return len(messages) == 1 and messages[0].get("content") == PROBE_TASK
 
 
 def _arguments(call: dict) -> str:

@@ -141,6 +141,7 @@ def test_headless_run_with_yes_fixes_the_bug_and_exits_0(tally, stub_llm, dirs, 
     assert "→ (12, 3)" in steps[2] and "Pdb command output" not in out.stdout  # what pdb printed
     assert "outcome: submitted; tests: 2 passed, 0 failed, 0 errors" in out.stdout
     assert "(12, 3)" in stub_llm.bodies[3]["messages"][-1]["content"]
+    assert len(stub_llm.probes) == 1  # auto asked first, and native calls came back
     saved = read_session(record)
     assert saved.header["model"] == "openai/stub" and saved.header["mode"] == "auto"
     assert "tally/__init__.py" in saved.header["repo_hashes"]

@@ -406,7 +406,7 @@ def test_a_resumed_session_goes_on_in_text_mode(session, tmp_path):
         resumed.close()
 
 
-def test_a_provider_that_refuses_tools_switches_to_text_over_real_http(session):
+def test_a_provider_that_refuses_tools_is_found_by_the_probe_over_real_http(session):
     from dgym_tui.agent.litellm_model import LiteLLMModel
     from stub_llm_server import StubLLMServer
 
@@ -415,7 +415,7 @@ def test_a_provider_that_refuses_tools_switches_to_text_over_real_http(session):
             return {"status": 400, "message": "this model does not support tools"}
         return {"text": act("submit", message="over http")}
 
-    with StubLLMServer() as server:
+    with StubLLMServer(answer_probes=False) as server:
         server.push(answer, answer)
         model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
         agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW,
@@ -459,7 +459,9 @@ def test_json_actions_are_held_to_one_tools_schema_over_real_http(session):
         "(Reply with your next action.)"
 
 
-def test_auto_goes_to_json_on_ones_own_server_and_to_text_when_it_takes_no_schema(session):
+def test_auto_probes_ones_own_server_then_goes_to_json_and_to_text_when_it_takes_no_schema(session):
+    """On a server of one's own, one small request with a tool decides before the first step; a
+    server that refuses the schema then gets plain text actions."""
     from dgym_tui.agent.litellm_model import LiteLLMModel
     from stub_llm_server import StubLLMServer
 
@@ -468,18 +470,56 @@ def test_auto_goes_to_json_on_ones_own_server_and_to_text_when_it_takes_no_schem
             return {"status": 400, "message": "response_format: json_schema is not supported by this server"}
         return {"text": act("submit", message="as text")}
 
-    with StubLLMServer() as server:
-        server.push({"text": "I would look at mean()."}, {"text": "It divides wrongly."}, no_schema, no_schema)
+    with StubLLMServer(answer_probes=False) as server:
+        server.push({"text": "I would look at main.py first, then call the tool."}, no_schema, no_schema)
         model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
         agent = Agent(session, model, mode="auto", max_steps=6, task="look", policy=ALLOW,
                       auto_answer=lambda r: Answer("approve"), on_model_error="stop")
         assert agent.run() == "submitted" and agent.submitted == "as text"
         sent = [(bool(b.get("tools")), bool(b.get("response_format"))) for b in server.bodies]
-    assert sent == [(True, False), (True, False), (False, True), (False, False)]
+        probe = server.bodies[0]["messages"]
+    assert sent == [(True, False), (False, True), (False, False)]
+    assert len(probe) == 1 and "Use the tool `view`" in probe[0]["content"]  # a one-line probe, not the task
     switches = [(e.data.format, e.data.reason) for e in session.events.history if e.kind == "tool_format"]
-    assert switches[0] == ("json", "2 replies in a row without a tool call")
+    assert switches[0] == ("json", "no native tool call came back to a one-line probe "
+                                   "(it wrote 'I would look at main.py first, then call the tool.')")
     assert switches[1][0] == "text" and switches[1][1].startswith("the server takes no schema for replies")
-    assert agent.step == 3 and session.state.agent.tool_format == "text"
+    assert agent.step == 1 and session.state.agent.tool_format == "text"
+    system = [m for m in session.state.agent.conversation if m["role"] == "system"][0]["content"]
+    assert "one JSON object" in system  # the first prompt was made for JSON actions
+
+
+def test_auto_on_ones_own_server_stays_native_when_the_probe_gets_a_call(session):
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from stub_llm_server import StubLLMServer
+
+    with StubLLMServer(answer_probes=False) as server:
+        server.push({"tool_calls": [{"name": "view", "arguments": {"path": "main.py"}}]},
+                    {"tool_calls": [{"name": "submit", "arguments": {"message": "native"}}]})
+        model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
+        agent = Agent(session, model, mode="auto", max_steps=3, task="look", policy=ALLOW,
+                      auto_answer=lambda r: Answer("approve"), on_model_error="stop")
+        assert agent.run() == "submitted" and agent.submitted == "native"
+        assert [bool(b.get("tools")) for b in server.bodies] == [True, True]
+    assert not [e for e in session.events.history if e.kind == "tool_format"]
+    assert session.state.agent.tool_format == "native" and agent.step == 1
+
+
+def test_a_looping_probe_is_cut_short(session):
+    from dgym_tui.agent.litellm_model import LiteLLMModel
+    from stub_llm_server import StubLLMServer
+
+    with StubLLMServer(answer_probes=False) as server:
+        server.push({"text": LOOPING, "chunk_size": 8, "chunk_delay": 0.002},
+                    {"text": held("submit", message="held")})
+        model = LiteLLMModel("openai/tiny", api_base=server.url, max_retries=0)
+        agent = Agent(session, model, mode="auto", max_steps=3, task="look", policy=ALLOW,
+                      auto_answer=lambda r: Answer("approve"), on_model_error="stop")
+        assert agent.run() == "submitted" and session.state.agent.tool_format == "json"
+        deadline = time.monotonic() + 5
+        while not server.hung_up and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.hung_up and server.hung_up[0] < len(LOOPING) // 8 / 2
 
 
 def test_the_window_a_local_server_reports_is_used_when_litellm_does_not_know_the_model():
@@ -537,7 +577,7 @@ def test_doctor_model_says_whether_native_calls_come_back_and_which_format_suits
     from dgym_tui.doctor import check_model
     from stub_llm_server import StubLLMServer
 
-    with StubLLMServer() as server:
+    with StubLLMServer(answer_probes=False) as server:
         server.push(*replies)
         [check] = check_model("openai/tiny", server.url)
         sent = [("tools" if b.get("tools") else "schema" if b.get("response_format") else "text") for b in server.bodies]

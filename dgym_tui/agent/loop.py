@@ -18,6 +18,7 @@ from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.calls import CallHandler
 from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ReplyCut, ToolCall
 from dgym_tui.agent.policy import Policy
+from dgym_tui.agent.probe import probe_native, refuses_tools
 from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests
 from dgym_tui.agent import text_actions
 from dgym_tui.core import events as ev
@@ -204,6 +205,7 @@ class Agent:
                                                  tool_format=self.format),
                                  AGENT)
         self._status("running", "")
+        self._probe()
         if self.format in AS_TEXT:  # the tools live in the prompt: compact, for small windows
             listing = text_actions.instructions(text_actions.compact_listing(self._schemas()),
                                                 held=self.format == "json")
@@ -285,7 +287,7 @@ class Agent:
             return None
         except ModelError as e:
             self.step -= 1  # the step did not happen: a retry asks again
-            if self.tool_format == "auto" and self.format == "native" and _refuses_tools(e):
+            if self.tool_format == "auto" and self.format == "native" and refuses_tools(e):
                 self._switch(f"the provider refused tools ({e})")
                 return None
             if self.format == "json" and e.kind == "bad_request" and text_actions.refuses_schema(str(e)):
@@ -446,6 +448,25 @@ class Agent:
         reply.message = {"role": "assistant", "content": reply.text}  # what the model wrote, no native calls
         return reply
 
+    def _probe(self) -> None:
+        """auto, on a server of one's own: one small request says whether native calls come back
+        (probe.py); if not, JSON actions from the first step — finding out with real steps costs
+        one or two of them, each a prompt of thousands of tokens and a page of prose."""
+        if self.tool_format != "auto" or self.format != "native" or not getattr(self.model, "own_server", False):
+            return
+        try:
+            found = probe_native(self.model, cancel=self._stop)
+        except (ModelError, ModelCancelled):
+            return  # the first step meets the same failure, and says it
+        self.tokens += found.tokens
+        if found.native is False:
+            self.format = "json"
+            self.session.events.emit(ev.ToolFormat(format="json", reason="no native tool call came back to a "
+                                                    f"one-line probe (it wrote {found.said!r})"), AGENT)
+        elif found.native is None:
+            self.format = "json"
+            self.session.events.emit(ev.ToolFormat(format="json", reason=found.said), AGENT)
+
     def _switch(self, reason: str, to: str | None = None) -> None:
         """For the rest of the session: tools described in the prompt, one JSON action per reply —
         held to its form by the server's grammar (json) on a server of one's own, else as text."""
@@ -583,12 +604,6 @@ def _moves(tool: str, raw_arguments: str, observation: str) -> bool:
 def _same(observation: str) -> str:
     """An observation as compared with an earlier one: the objects' addresses aside."""
     return re.sub(r"0x[0-9a-fA-F]{4,}", "0x…", observation)
-
-
-def _refuses_tools(e: ModelError) -> bool:
-    """A provider that does not take `tools` at all (not a failure of one request)."""
-    text = str(e).lower()
-    return e.kind == "bad_request" and "tool" in text
 
 
 def _safe(fn):

@@ -1,17 +1,17 @@
-"""Benchmark: a real small model driving the agent, native vs text vs auto tool calls.
+"""Benchmark: a real small model driving the agent, native vs text vs json vs auto tool calls.
 
 llama.cpp's llama-server with Qwen2.5-Coder-Instruct (0.5B or 1.5B, built by
 tests/setup-real-model.sh) on 127.0.0.1, the model's own template (--jinja), the agent headless as
 `dgym-tui run --mode auto --yes` runs it, on the bundled example (or the repos given). Per format:
   - valid: the share of steps whose reply held a tool call that ran (parsed, schema-checked, executed);
   - first_stop: the step at which the agent first stopped the program somewhere in pdb;
-  - switched: the step at which auto went over to text actions;
+  - switched: the step at which auto went over to JSON (or text) actions;
   - resolved: the repo's tests pass at the end;
   - s/step: seconds per step (the model's time, mostly).
 The floor is the model itself: a native run in which the model makes no call has valid 0%.
 
 Run: python tests/benchmarks/real_model.py [--model 0.5b|1.5b] [--steps 12] [--sandbox docker]
-     [--formats native,text,auto] [--temperature T] [REPO ...]
+     [--formats native,text,json,auto] [--temperature T] [REPO ...]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main() -> None:
     p.add_argument("--model", choices=["0.5b", "1.5b"], default="0.5b")
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--sandbox", default="local")
-    p.add_argument("--formats", default="native,text,auto")
+    p.add_argument("--formats", default="native,text,json,auto")
     p.add_argument("--context", type=int, default=16384)
     p.add_argument("--temperature", type=float, default=None,
                    help="default: 0 (greedy, repeatable); give the server's own default with -1")
