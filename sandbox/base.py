@@ -8,6 +8,7 @@ same everywhere.
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 import threading
 import uuid
@@ -27,6 +28,12 @@ BOX_SOURCE = Path(__file__).resolve().parent / "box"
 SANDBOX_EXCLUDES = "__pycache__/\n*.pyc\n.pytest_cache/\n"
 GIT_IDENTITY = ["-c", "user.name=dgym-tui", "-c", "user.email=dgym-tui@localhost",
                 "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
+
+
+def _commit_id(output: str) -> str:
+    """The last line of git's output that is a commit id ("" when there is none)."""
+    ids = [line.strip() for line in output.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", line.strip())]
+    return ids[-1] if ids else ""
 
 
 @dataclass
@@ -260,7 +267,13 @@ class Sandbox(ABC):
         result = self.exec(script, timeout=300)
         if not result.ok:
             raise SandboxError(f"could not commit the baseline in the sandbox: {result.output.strip()[-300:]}")
-        self.baseline = result.output.strip().splitlines()[-1]
+        self.baseline = _commit_id(result.output)
+        if not self.baseline:
+            # The commit succeeded but its id never reached us: an engine under load once closed an
+            # exec's stream early (exit 0, no output) as a Ray node died beside it. Ask again.
+            self.baseline = _commit_id(self.git("rev-parse", "HEAD"))
+        if not self.baseline:
+            raise SandboxError("could not read the baseline commit in the sandbox: git rev-parse printed no id")
 
     def checkpoint(self, message: str) -> str:
         """Commit the current state of the copy; returns the commit id."""
