@@ -334,6 +334,19 @@ def test_going_round_a_cycle_of_two_calls_is_stuck_at_the_third_round(session):
     assert "did you mean `b tally/__init__.py:5`?" in told[0]  # the path pdb needs
 
 
+def test_a_breakpoint_on_a_file_the_repo_lacks_is_answered_with_the_repos_python_files(session):
+    """A real 1.5B model copied `b cart.py:10` from a prompt's example into a repo without it,
+    three times: the answer names the files there are."""
+    model = Recording([{"text": act("pdb", command="b cart.py:10")}, {"text": act("submit", message="x")}], name="lost")
+    agent = Agent(session, model, mode="auto", max_steps=5, task="look", policy=ALLOW, tool_format="text",
+                  auto_answer=lambda r: Answer("approve"))
+    agent.run()
+    told = next(m["content"] for m in model.requests[-1]["messages"] if m["content"].startswith("Result of pdb"))
+    files = sorted(f for f in session.list_files() if f.endswith(".py"))
+    assert files and "No file named cart.py in the repository; its Python files: " in told
+    assert all(f in told for f in files), (files, told)
+
+
 def test_a_breakpoint_the_failing_test_never_reaches_is_said_and_cing_to_the_same_failure_is_stuck(tmp_path):
     """A real 1.5B model set a breakpoint in code only another test runs, then `c`d eight times:
     each `c` started the failing test again and stopped at the same failure (objects at new

@@ -22,13 +22,13 @@ class PdbTool(Tool):
         "relative to the repository root and persist across restarts (conditions included). After "
         "each command you get pdb's output, the current frame and the code around it. After a "
         "post-mortem or the program's end, c/n/s start the program again.\n"
-        "Examples: `b shopcart/cart.py:42` sets a breakpoint; `c` continues to it; `p qty` prints "
-        "a value; `where` shows the stack; `up` moves to the caller; `cl shopcart/cart.py:42` "
+        "Examples: `b pkg/module.py:42` sets a breakpoint; `c` continues to it; `p qty` prints "
+        "a value; `where` shows the stack; `up` moves to the caller; `cl pkg/module.py:42` "
         "clears it; `restart` starts the program again.\n"
         "Beyond pdb: `watch EXPR` shows EXPR's value after every command from then on (`unwatch "
         "EXPR` stops); `log FILE:LINE MESSAGE` is a logpoint that prints MESSAGE, with each {expr} "
         "replaced by its value, every time the line runs, without stopping (`log "
-        "shopcart/cart.py:70 qty={quantity} sku={product.sku}`, then `c` and read the lines); "
+        "pkg/module.py:70 qty={quantity} sku={item.sku}`, then `c` and read the lines); "
         "`hit BPNUMBER 3` (or `>= 5`, `% 10 == 0`) stops at a breakpoint only on those hits; "
         "`dbreak EXPR` is a data breakpoint: `c` stops right after the line that changes EXPR's "
         "value (a local of this frame, or an attribute or item such as `self.total`, "
@@ -115,6 +115,9 @@ def missed_breakpoints(session, result) -> str:
             "all of them).\n")
 
 
+MAX_NAMED = 12  # files named when a breakpoint's file is not in the repo
+
+
 def where_is(session, command: str) -> str:
     """For a breakpoint on a file pdb cannot find (`b cart.py:13`): the repo's files of that
     name, as the command would need them (small models leave out the folders)."""
@@ -129,7 +132,11 @@ def where_is(session, command: str) -> str:
     except Exception:  # the sandbox went away: pdb's own words stand
         return ""
     if not found:
-        return f"No file named {base} in the repository (listdir shows its files).\n"
+        # Small models copy a path from an example or another project: name the real ones.
+        files = [f for f in session.list_files() if f.endswith(".py")]
+        listing = ", ".join(files[:MAX_NAMED]) + (f" and {len(files) - MAX_NAMED} more" if len(files) > MAX_NAMED else "")
+        return (f"No file named {base} in the repository; its Python files: {listing}.\n" if files
+                else f"No file named {base} in the repository.\n")
     spots = ", ".join(f"`{words[0]} {f}:{line}`" if line else f"`{words[0]} {f}`" for f in found[:5])
     return f"Paths are from the repository root: did you mean {spots}?\n"
 

@@ -63,7 +63,7 @@ class Parsed:
     note: str = ""
 
 
-JSON_EXAMPLE = '{"thought": "Stop where the total is computed.", "name": "pdb", "arguments": {"command": "b cart.py:12"}}'
+JSON_EXAMPLE = '{"thought": "See which files the repository holds.", "name": "listdir", "arguments": {"path": "."}}'
 THOUGHT_MAX = 600  # characters of a JSON action's thought: room to reason, none to ramble
 
 
