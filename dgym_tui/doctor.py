@@ -206,7 +206,7 @@ def check_model(model: str, api_base: str | None = None) -> list[Check]:
         parsed = parse_action(held.text, tools) if held is not None else None
         if parsed is not None and parsed.call is not None and parsed.call.name == "view":
             return [Check("warn", name, f"{said}, but the server holds it to JSON actions; {size}",
-                          "--tool-format json (auto also gets there, after a step or two)")]
+                          "--tool-format json, or auto (the default), whose probe finds the same before step 1")]
     prompt = instructions(compact_listing(schemas)) + "\n\n" + PROBE_TASK
     try:
         text = llm.query([{"role": "user", "content": prompt}], [])
@@ -215,7 +215,8 @@ def check_model(model: str, api_base: str | None = None) -> list[Check]:
     parsed = parse_action(text.text, tools)
     if parsed.call is not None and parsed.call.name == "view":
         return [Check("warn", name, f"{said}, but it writes text actions well; {size}",
-                      "--tool-format text (auto also gets there, after a step or two)")]
+                      "--tool-format text; auto gets there too (before step 1 on a server of your own, "
+                      "else after two replies without a call)")]
     return [Check("fail", name, f"{said}, and no text action either ({parsed.error}); {size}",
                   "try a larger or instruction-tuned model")]
 
