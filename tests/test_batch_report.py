@@ -44,6 +44,15 @@ def test_paired_counts_tasks_scored_in_both_arms():
     assert p == {"both": ["a"], "only_first": ["b"], "only_second": ["c"], "neither": ["e"]}
 
 
+def test_an_arm_whose_model_has_no_price_costs_unknown_not_zero():
+    from dgym_tui.batch.report import arm_stats, total_cost
+
+    local = arm_stats([result("a", "x", "resolved", cost=None), result("b", "x", "limit", cost=None)], ["x"])["x"]
+    assert total_cost(local) == "unknown (no price for the model)"
+    mixed = arm_stats([result("a", "x", "resolved", cost=0.5), result("b", "x", "limit", cost=None)], ["x"])["x"]
+    assert total_cost(mixed) == "$0.5000 (+1 unknown)"
+
+
 def make_run_dir(out: Path) -> Path:
     tasks = [Task(id=f"t{i}", repo="/r") for i in range(5)]
     config = {"tasks": "/r", "model": "openai/stub", "arms": [{"name": "with-pdb", "tools": ["pdb", "view"]},

@@ -93,6 +93,14 @@ def _median(values: list[float]) -> float | None:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
+def total_cost(arm: dict) -> str:
+    """An arm's total cost as said in the summary and the report: a model with no known price
+    (a local one) is "unknown", not $0."""
+    if arm["cost_unknown"] and not arm["cost"]:
+        return "unknown (no price for the model)"
+    return f"${sum(arm['cost']):.4f}" + (f" (+{arm['cost_unknown']} unknown)" if arm["cost_unknown"] else "")
+
+
 def summary_md(run_dir: Path) -> str:
     config = rd.load_batch(run_dir)
     results = rd.load_results(run_dir)
@@ -105,7 +113,7 @@ def summary_md(run_dir: Path) -> str:
     for name, a in arms.items():
         c = a["counts"]
         lo, hi = a["interval"]
-        cost = f"${sum(a['cost']):.4f}" + (f" (+{a['cost_unknown']} unknown)" if a["cost_unknown"] else "")
+        cost = total_cost(a)
         med = _median(a["steps"])
         lines.append(f"| {_md(name)} | {c['resolved']} | {c['unresolved']} | {c['limit']} | {c['error']} | "
                      f"{_pct(a['rate'])} | {_pct(lo)}–{_pct(hi)} | {'–' if med is None else f'{med:g}'} | {cost} |")
@@ -232,7 +240,7 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
                    f"<td class=n>{c['resolved']}</td><td class=n>{c['unresolved']}</td><td class=n>{c['limit']}</td>"
                    f"<td class=n>{c['error']}</td><td class=\"n rate\">{_pct(a['rate'])}</td>"
                    f"<td class=n>{_pct(lo)} – {_pct(hi)}</td><td class=n>{'–' if med_s is None else f'{med_s:g}'}</td>"
-                   f"<td class=n>${sum(a['cost']):.4f}{' +?' if a['cost_unknown'] else ''}</td>"
+                   f"<td class=n>{_e(total_cost(a))}</td>"
                    f"<td class=n>{'–' if med_t is None else f'{med_t:.1f} s'}</td></tr>\n")
     out.append("</table>\n")
     if arms:
