@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,12 @@ from stub_llm_server import stub_llm  # noqa: F401  (fixture: an OpenAI-compatib
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "shopcart"
 SANDBOX_IMAGE = os.environ.get("DGYM_TEST_IMAGE", "dgym-tui-sandbox:latest")
+
+# A suite started in the background (`nohup … &`, a CI step run as a background job) inherits
+# SIGINT ignored, and an ignored signal stays ignored across exec: the tests that press Ctrl-C on
+# the programs they start (the app, a batch) would see it do nothing. Give it back its default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _docker_state: dict = {}
 
