@@ -6,7 +6,8 @@ part of the widget inside it. A widget placed straight on the screen is clipped 
 screen, so every such widget (the footer, the status bar, every pane's container) is asked for all
 its lines on every frame, to have them all thrown away: a step's frame repaints two source lines
 and paid ~1 ms for ~17 widgets' cached lines. Here a widget is rendered only when its visible part
-(its region within its clip) overlaps the update; the frame's bytes are the same.
+(its region within its clip) overlaps the update, and none behind the first widget that holds the
+whole update; the frame's bytes are the same.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ class CroppedCompositor(Compositor):
                 x, y, width, height = visible
                 lines = Region(x - region.x, y - region.y, width, height)
             yield region, clip, widget.render_lines(lines)
+            if intersection(region.shrink(widget.scrollbar_gutter), clip).contains_region(crop):
+                # Widgets come front first, and each paints every cell of its region but its
+                # scrollbars' gutter (the bars are widgets of their own, in either order): none
+                # behind it can show in the update. A step's rows had the pane's container, the
+                # panes' row and the screen rendered for nothing.
+                return
 
 
 def paint_now(screen, widget) -> bool:

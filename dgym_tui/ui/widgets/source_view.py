@@ -805,7 +805,9 @@ class SourceView(ScrollView, can_focus=True):
         # Not ScrollView.refresh_line: its region is as wide as the longest line, and Textual
         # clips it to the pane's container, not to this view, so a step repainted the rows of
         # the panes to the right too (their cells re-rendered and re-sent to the terminal).
-        top, width = self.scroll_offset.y, self.size.width
+        # Nor the scrollbar's gutter (a step does not move the bar): the rows alone are then
+        # the view's own cells, and nothing behind the view is rendered for them (compositor.py).
+        top, width = self.scroll_offset.y, max(0, self.size.width - self.scrollbar_gutter.right)
         for row in {r for r in rows if r is not None}:
             self.refresh(Region(0, row - top, width, 1))
 
