@@ -128,14 +128,15 @@ def where_is(session, command: str) -> str:
         return ""
     base = name.rsplit("/", 1)[-1]
     try:
-        found = [f for f in session.list_files() if f.rsplit("/", 1)[-1] == base and f != name]
+        files = session.list_files()
     except Exception:  # the sandbox went away: pdb's own words stand
         return ""
+    found = [f for f in files if f.rsplit("/", 1)[-1] == base and f != name]
     if not found:
         # Small models copy a path from an example or another project: name the real ones.
-        files = [f for f in session.list_files() if f.endswith(".py")]
-        listing = ", ".join(files[:MAX_NAMED]) + (f" and {len(files) - MAX_NAMED} more" if len(files) > MAX_NAMED else "")
-        return (f"No file named {base} in the repository; its Python files: {listing}.\n" if files
+        python = [f for f in files if f.endswith(".py")]
+        listing = ", ".join(python[:MAX_NAMED]) + (f" and {len(python) - MAX_NAMED} more" if len(python) > MAX_NAMED else "")
+        return (f"No file named {base} in the repository; its Python files: {listing}.\n" if python
                 else f"No file named {base} in the repository.\n")
     spots = ", ".join(f"`{words[0]} {f}:{line}`" if line else f"`{words[0]} {f}`" for f in found[:5])
     return f"Paths are from the repository root: did you mean {spots}?\n"

@@ -459,13 +459,12 @@ class Agent:
         except (ModelError, ModelCancelled):
             return  # the first step meets the same failure, and says it
         self.tokens += found.tokens
-        if found.native is False:
-            self.format = "json"
-            self.session.events.emit(ev.ToolFormat(format="json", reason="no native tool call came back to a "
-                                                    f"one-line probe (it wrote {found.said!r})"), AGENT)
-        elif found.native is None:
-            self.format = "json"
-            self.session.events.emit(ev.ToolFormat(format="json", reason=found.said), AGENT)
+        if found.native:
+            return
+        reason = found.said if found.native is None else \
+            f"no native tool call came back to a one-line probe (it wrote {found.said!r})"
+        self.format = "json"
+        self.session.events.emit(ev.ToolFormat(format="json", reason=reason), AGENT)
 
     def _switch(self, reason: str, to: str | None = None) -> None:
         """For the rest of the session: tools described in the prompt, one JSON action per reply —
