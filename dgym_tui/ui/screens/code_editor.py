@@ -21,7 +21,8 @@ class CodeEditorScreen(ModalScreen[str | None]):
     CodeEditorScreen .dialog { width: 90%; height: 80%; }
     CodeEditorScreen TextArea { height: 1fr; }
     """
-    BINDINGS = [Binding("ctrl+s", "keep", "Keep", priority=True), Binding("escape", "drop", "Cancel")]
+    # Not a priority binding, so the keys typed just before ctrl+s are in the text it keeps.
+    BINDINGS = [Binding("ctrl+s", "keep", "Keep"), Binding("escape", "drop", "Cancel")]
 
     def __init__(self, title: str, code: str, path: str | None = None) -> None:
         super().__init__()

@@ -41,7 +41,9 @@ class ToolFormScreen(ModalScreen[dict | None]):
     ToolFormScreen TextArea { height: 12; min-height: 6; }
     ToolFormScreen.-code TextArea { height: 1fr; }
     """
-    BINDINGS = [Binding("ctrl+s", "run", "Run", priority=True), Binding("escape", "cancel", "Cancel")]
+    # Not a priority binding: that one runs as the app takes the key, before the field has the
+    # letters typed just ahead of it (a burst of keys), and the form read an empty field.
+    BINDINGS = [Binding("ctrl+s", "run", "Run"), Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, tool, values: dict | None = None) -> None:
         """values: starting values by argument name (from where the person is)."""
