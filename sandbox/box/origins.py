@@ -67,15 +67,27 @@ def collection_cause(exc):
     return None
 
 
+_rel_cache = {}
+
+
 def rel(filename):
-    """A file name for the host: relative to the repo root when inside it, else absolute."""
+    """A file name for the host: relative to the repo root when inside it, else absolute.
+
+    Absolute names are looked up once: realpath costs a system call per folder of the path, and
+    every marker names each frame's file and scans sys.path (~0.1 ms a marker, before caching)."""
     if not filename or filename.startswith("<"):
         return filename
+    hit = _rel_cache.get(filename)
+    if hit is not None:
+        return hit
     path = os.path.abspath(filename)
     root = state.ROOT
     for p, r in ((path, root), (os.path.realpath(path), os.path.realpath(root))):
         if p.startswith(r.rstrip(os.sep) + os.sep):
-            return os.path.relpath(p, r)
+            path = os.path.relpath(p, r)
+            break
+    if os.path.isabs(filename) and len(_rel_cache) < 100_000:  # a relative one moves with chdir
+        _rel_cache[filename] = path
     return path
 
 
@@ -114,9 +126,18 @@ def _scan_for_modules():
                 _REPO_MODULES.setdefault(module, rel(entry.path))
 
 
+_checked_at = None       # (len(sys.modules), len(sys.path)) when last checked
+
+
 def _check_foreign_imports():
     """A module the repo holds but that was imported from outside it (an installed copy, or a
-    standard module the repo's file shadows): say so once, with the fix."""
+    standard module the repo's file shadows): say so once, with the fix. Checked again only
+    once a module was imported or a folder put on sys.path since (most steps do neither)."""
+    global _checked_at
+    now = (len(sys.modules), len(sys.path))
+    if now == _checked_at:
+        return
+    _checked_at = now
     _scan_for_modules()
     for module, path in _REPO_MODULES.items():
         if module in _WARNED:
