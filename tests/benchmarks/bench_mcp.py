@@ -4,17 +4,26 @@ On the bundled example (local sandbox, `python main.py`), in one run and one ses
   - direct_ms: `session.run_tool("pdb", {"command": "p 1+1"})`, the floor;
   - http_ms: the same call by the MCP SDK's client over streamable HTTP on 127.0.0.1 with the
     token (dgym-tui's endpoint: the policy, the CallHandler, the events, the worker thread);
-  - inproc_ms: the same through the SDK's in-process dispatch (MCP's own cost without HTTP).
+  - inproc_ms: the same through the SDK's in-process dispatch (MCP's own cost without HTTP);
+  - ts_http_ms: the same call by the official TypeScript SDK's client (mcp_ts_client.mjs, run
+    with node; the SDK is looked up from MCP_TS_SDK_DIR, a folder holding its node_modules,
+    and the arm is "n/a" without it). The Python client spends ~1.3 ms of its own per call
+    (measured against a bare HTTP/1.1 client), so both are given.
 Medians over N calls, after a warm-up. Goal: at most 2 ms added. Last line:
 
-    bench_mcp direct_ms=X http_ms=Y added_ms=Y-X ratio=Y/X inproc_ms=Z n=N
+    bench_mcp direct_ms=X http_ms=Y added_ms=Y-X ratio=Y/X inproc_ms=Z ts_added_ms=T n=N
 
 Run: python tests/benchmarks/bench_mcp.py [N]
+(for the TypeScript arm: cd DIR && npm install @modelcontextprotocol/sdk; MCP_TS_SDK_DIR=DIR python ...)
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 
@@ -62,6 +71,7 @@ def main() -> None:
                 return await over(client)
 
         http_times, inproc_times = anyio.run(http), anyio.run(inproc)
+        ts_ms = ts_client(endpoint, n)
     finally:
         endpoint.stop()
         session.close()
@@ -70,9 +80,27 @@ def main() -> None:
         return statistics.median(times[10:]) * 1000
 
     d, h, i = median_ms(direct), median_ms(http_times), median_ms(inproc_times)
-    print(f"direct run_tool: {d:.2f} ms; over MCP (HTTP): {h:.2f} ms; MCP in-process: {i:.2f} ms")
+    ts = "n/a" if ts_ms is None else f"{ts_ms:.2f} ms"
+    print(f"direct run_tool: {d:.2f} ms; over MCP (HTTP): {h:.2f} ms; MCP in-process: {i:.2f} ms; "
+          f"over MCP (HTTP) by the TypeScript SDK's client: {ts}")
+    ts_added = "n/a" if ts_ms is None else f"{ts_ms - d:.2f}"
     print(f"bench_mcp direct_ms={d:.2f} http_ms={h:.2f} added_ms={h - d:.2f} ratio={h / d:.2f} "
-          f"inproc_ms={i:.2f} n={n}")
+          f"inproc_ms={i:.2f} ts_added_ms={ts_added} n={n}")
+
+
+def ts_client(endpoint, n: int) -> float | None:
+    """The TypeScript SDK client's median (ms), or None without node or the SDK."""
+    sdk_dir = os.environ.get("MCP_TS_SDK_DIR")
+    node = shutil.which("node")
+    if not sdk_dir or not node or not os.path.isdir(os.path.join(sdk_dir, "node_modules", "@modelcontextprotocol")):
+        return None
+    script = os.path.join(sdk_dir, "mcp_ts_client.mjs")  # beside its node_modules, where node resolves them
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_ts_client.mjs"), script)
+    out = subprocess.run([node, script, endpoint.url, endpoint.token, str(n)], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode != 0:
+        sys.exit(f"the TypeScript client failed: {out.stderr.strip()[-500:]}")
+    return json.loads(out.stdout)["median_ms"]
 
 
 if __name__ == "__main__":
