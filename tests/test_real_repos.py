@@ -112,6 +112,7 @@ def test_a_repo_with_nothing_to_run_says_so_and_how_to_choose(open_repo):
 
 async def test_the_app_says_where_a_unittest_failure_was_raised_and_toasts_a_collection_error(tmp_path):
     from test_ui_app import SIZE, started, state_text
+    from test_ui_support import wait_for
 
     from dgym_tui.ui.app import DgymApp
 
@@ -124,12 +125,18 @@ async def test_the_app_says_where_a_unittest_failure_was_raised_and_toasts_a_col
             async with app.run_test(size=SIZE) as pilot:
                 await started(pilot)
                 if real is UNITTEST_SUITE:
+                    # the status bar follows the stop a frame later (as the toasts below do)
+                    await wait_for(pilot, lambda: state_text(app).startswith(
+                        "stopped at tests/test_intervals.py:8 in test_touching_spans_merge"), timeout=10,
+                        what="the status bar at the failing assertion")
                     text = state_text(app)
-                    assert text.startswith("stopped at tests/test_intervals.py:8 in test_touching_spans_merge")
                     assert re.search(r"\(raised \d frames down in case\.py: d\)$", text), text
                 else:
-                    toasts = [n.message for n in app._notifications]
-                    assert any("could not collect tests/test_convert.py" in t for t in toasts), toasts
+                    # the notice is painted with the other panes, after the stop's frame (PANES_WAIT)
+                    def toasted() -> bool:
+                        return any("could not collect tests/test_convert.py" in n.message for n in app._notifications)
+
+                    await wait_for(pilot, toasted, timeout=10, what="the collection error's toast")
     finally:
         for session in made:
             session.close()
