@@ -126,12 +126,6 @@ async def serve_stdio(server: Server) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _has(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
 def new_token() -> str:
     import secrets
 
@@ -178,8 +172,8 @@ class HttpEndpoint:
         self._socket.bind((host, port))  # OSError (port in use) here, before anything starts
         self.port = self._socket.getsockname()[1]
         app = _require_token(build_server(agents).streamable_http_app(host=host, json_response=True), self.token)
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
-                                http="httptools" if _has("httptools") else "h11")
+        # (uvicorn parses HTTP with httptools where it is installed, h11 otherwise)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="dgym-mcp-http", daemon=True)
 
@@ -195,7 +189,12 @@ class HttpEndpoint:
         import asyncio
 
         # uvloop where it is installed (not on Windows): ~0.1 ms less per call than asyncio's loop
-        loop_factory = __import__("uvloop").new_event_loop if _has("uvloop") else None
+        try:
+            import uvloop
+
+            loop_factory = uvloop.new_event_loop
+        except ImportError:
+            loop_factory = None
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             runner.run(self._server.serve(sockets=[self._socket]))
 

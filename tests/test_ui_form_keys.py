@@ -16,38 +16,30 @@ from dgym_tui.ui.screens.tool_form import ToolFormScreen
 from dgym_tui.tools import registry
 
 
-def burst(app: App, text: str) -> None:
-    """Post every key at once, as a terminal's input reader does with a burst of bytes."""
-    for ch in text:
-        app.post_message(events.Key(ch, ch))
-    app.post_message(events.Key("ctrl+s", None))
+async def typed_then_ctrl_s(screen, field: type, text: str) -> list:
+    """Push `screen` on a bare app, post `text` and ctrl+s at once (as a terminal's input
+    reader does with a burst of bytes) to its focused `field`; what the screen was dismissed with."""
+    got: list = []
+    app = App()
+    async with app.run_test() as pilot:
+        app.push_screen(screen, got.append)
+        await pilot.pause()
+        assert isinstance(app.focused, field)
+        for ch in text:
+            app.post_message(events.Key(ch, ch))
+        app.post_message(events.Key("ctrl+s", None))
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if got:
+                break
+    return got
 
 
 async def test_the_tool_form_runs_with_the_text_typed_just_before_ctrl_s():
-    got: list = []
-    app = App()
-    async with app.run_test() as pilot:
-        app.push_screen(ToolFormScreen(registry(["grep"])["grep"]), got.append)
-        await pilot.pause()
-        assert isinstance(app.focused, Input)
-        burst(app, "class OutOfStockError")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if got:
-                break
-        assert got == [{"pattern": "class OutOfStockError"}]
+    got = await typed_then_ctrl_s(ToolFormScreen(registry(["grep"])["grep"]), Input, "class OutOfStockError")
+    assert got == [{"pattern": "class OutOfStockError"}]
 
 
 async def test_the_code_editor_keeps_the_text_typed_just_before_ctrl_s():
-    got: list = []
-    app = App()
-    async with app.run_test() as pilot:
-        app.push_screen(CodeEditorScreen("edit", "", path="a.py"), got.append)
-        await pilot.pause()
-        assert isinstance(app.focused, TextArea)
-        burst(app, "x = 1")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if got:
-                break
-        assert got == ["x = 1"]
+    got = await typed_then_ctrl_s(CodeEditorScreen("edit", "", path="a.py"), TextArea, "x = 1")
+    assert got == ["x = 1"]
