@@ -93,13 +93,19 @@ class Terminal:
         self.stream.feed(data)
         return arrived
 
-    def wait_for(self, predicate, timeout: float = 60) -> float:
+    def wait_for(self, predicate, timeout: float = 60, unchanged: bool = False) -> float:
         """Read until predicate(screen text) holds; seconds from launch to the arrival of the
         output that made it hold. pyte's parsing of that output is the harness's time, not the
         program's: ~40 ms for a full 120x40 frame of ours (37 KB of escape sequences, which a
-        terminal draws in well under a millisecond), ~1 ms for the floor's one line."""
+        terminal draws in well under a millisecond), ~1 ms for the floor's one line.
+        `unchanged`: the screen is known not to match yet (a key was just sent), so the first look
+        waits for output. Reading the screen's text costs the harness ~1.2 ms of CPU, and done
+        right after a key it delays the key itself: `perf sched` showed the kernel worker that
+        moves the key through the pty queued that long behind the harness on its core."""
         deadline = time.perf_counter() + timeout
         arrived = time.perf_counter()
+        if unchanged:
+            arrived = self.read(timeout) or arrived
         while not predicate(self.text()):
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
@@ -144,7 +150,8 @@ def step_through(term: Terminal, steps: int, pattern: re.Pattern[str] = CURRENT,
             term.settle()
         t = time.perf_counter()
         term.child.send("n")
-        arrived = term.start + term.wait_for(lambda text: (current_line(text, pattern) or 0) > lines[-1])
+        arrived = term.start + term.wait_for(lambda text: (current_line(text, pattern) or 0) > lines[-1],
+                                             unchanged=True)
         samples.append(arrived - t)
         lines.append(current_line(term.text(), pattern))
     return samples, lines
