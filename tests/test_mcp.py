@@ -331,3 +331,27 @@ async def test_the_palette_lets_an_outside_agent_in(repo, tmp_path, monkeypatch)
             httpx2.post(endpoint.url, json={})
     finally:
         session.close()
+
+
+def test_the_schema_the_server_checks_headers_against_is_the_one_clients_list(repo):
+    """The SDK checks a call's Mcp-Param-* headers against get_tool_input_schema (given so that it
+    does not run tools/list on every call): it must say what tools/list says, tool for tool."""
+    from dgym_tui.agent.policy import Policy
+    from dgym_tui.core.session import Session
+    from dgym_tui.mcp_server import OutsideAgents, build_server
+
+    session = Session(str(repo), sandbox="local", entrypoint="python main.py")
+    try:
+        server = build_server(OutsideAgents(session, Policy.from_config({}), mode="auto"))
+
+        async def listed():
+            async with Client(server) as client:
+                return (await client.list_tools()).tools
+
+        tools = anyio.run(listed)
+        assert len(tools) >= 8
+        for tool in tools:
+            assert server.get_tool_input_schema(tool.name) == tool.input_schema, tool.name
+        assert server.get_tool_input_schema("no-such-tool") is None
+    finally:
+        session.close()

@@ -2,13 +2,15 @@
 
 On the bundled example (local sandbox, `python main.py`), in one run and one session:
   - direct_ms: `session.run_tool("pdb", {"command": "p 1+1"})`, the floor;
-  - http_ms: the same call by the MCP SDK's client over streamable HTTP on 127.0.0.1 with the
-    token (dgym-tui's endpoint: the policy, the CallHandler, the events, the worker thread);
+  - http_ms: the same call by the MCP Python SDK's client over streamable HTTP on 127.0.0.1
+    with the token (dgym-tui's endpoint: the policy, the CallHandler, the events, the worker
+    thread), the client in a process of its own (mcp_py_client.py) as an outside agent's is:
+    in this process its work would contend with the endpoint's thread for the GIL;
   - inproc_ms: the same through the SDK's in-process dispatch (MCP's own cost without HTTP);
   - ts_http_ms: the same call by the official TypeScript SDK's client (mcp_ts_client.mjs, run
     with node; the SDK is looked up from MCP_TS_SDK_DIR, a folder holding its node_modules,
-    and the arm is "n/a" without it). The Python client spends ~1.3 ms of its own per call
-    (measured against a bare HTTP/1.1 client), so both are given.
+    and the arm is "n/a" without it). The Python client spends ~0.8 ms of its own per call
+    (2.2 ms a call against 1.4 ms from a bare HTTP/1.1 client), so both are given.
 Medians over N calls, after a warm-up. Goal: at most 2 ms added. Last line:
 
     bench_mcp direct_ms=X http_ms=Y added_ms=Y-X ratio=Y/X inproc_ms=Z ts_added_ms=T n=N
@@ -28,14 +30,14 @@ import sys
 import time
 
 import anyio
-import httpx2
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from dgym_tui.agent.policy import Policy
 from dgym_tui.core.session import Session
 from dgym_tui.examples import example_path
 from dgym_tui.mcp_server import HttpEndpoint, OutsideAgents, build_server
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main() -> None:
@@ -60,17 +62,12 @@ def main() -> None:
                 assert "2" in result.content[0].text, result
             return times
 
-        async def http() -> list[float]:
-            headers = {"Authorization": f"Bearer {endpoint.token}"}
-            async with httpx2.AsyncClient(headers=headers, timeout=60) as h:
-                async with Client(streamable_http_client(endpoint.url, http_client=h)) as client:
-                    return await over(client)
-
         async def inproc() -> list[float]:
             async with Client(build_server(agents)) as client:
                 return await over(client)
 
-        http_times, inproc_times = anyio.run(http), anyio.run(inproc)
+        inproc_times = anyio.run(inproc)
+        http_ms = client_median([sys.executable, os.path.join(HERE, "mcp_py_client.py")], endpoint, n)
         ts_ms = ts_client(endpoint, n)
     finally:
         endpoint.stop()
@@ -79,7 +76,7 @@ def main() -> None:
     def median_ms(times: list[float]) -> float:
         return statistics.median(times[10:]) * 1000
 
-    d, h, i = median_ms(direct), median_ms(http_times), median_ms(inproc_times)
+    d, h, i = median_ms(direct), http_ms, median_ms(inproc_times)
     ts = "n/a" if ts_ms is None else f"{ts_ms:.2f} ms"
     print(f"direct run_tool: {d:.2f} ms; over MCP (HTTP): {h:.2f} ms; MCP in-process: {i:.2f} ms; "
           f"over MCP (HTTP) by the TypeScript SDK's client: {ts}")
@@ -95,11 +92,15 @@ def ts_client(endpoint, n: int) -> float | None:
     if not sdk_dir or not node or not os.path.isdir(os.path.join(sdk_dir, "node_modules", "@modelcontextprotocol")):
         return None
     script = os.path.join(sdk_dir, "mcp_ts_client.mjs")  # beside its node_modules, where node resolves them
-    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_ts_client.mjs"), script)
-    out = subprocess.run([node, script, endpoint.url, endpoint.token, str(n)], capture_output=True, text=True,
-                         timeout=600)
+    shutil.copy(os.path.join(HERE, "mcp_ts_client.mjs"), script)
+    return client_median([node, script], endpoint, n)
+
+
+def client_median(argv: list[str], endpoint, n: int) -> float:
+    """A client script's median (ms) for n calls against the endpoint, run in a process of its own."""
+    out = subprocess.run([*argv, endpoint.url, endpoint.token, str(n)], capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
-        sys.exit(f"the TypeScript client failed: {out.stderr.strip()[-500:]}")
+        sys.exit(f"{os.path.basename(argv[-1])} failed: {out.stderr.strip()[-500:]}")
     return json.loads(out.stdout)["median_ms"]
 
 
