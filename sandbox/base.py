@@ -269,10 +269,6 @@ class Sandbox(ABC):
             raise SandboxError(f"could not commit the baseline in the sandbox: {result.output.strip()[-300:]}")
         self.baseline = _commit_id(result.output)
         if not self.baseline:
-            # The commit succeeded but its id never reached us: an engine under load once closed an
-            # exec's stream early (exit 0, no output) as a Ray node died beside it. Ask again.
-            self.baseline = _commit_id(self.git("rev-parse", "HEAD"))
-        if not self.baseline:
             raise SandboxError("could not read the baseline commit in the sandbox: git rev-parse printed no id")
 
     def checkpoint(self, message: str) -> str:

@@ -174,11 +174,81 @@ class _Call:
         return self._out.get("value")
 
 
+class ExecStream:
+    """An exec's stream from the engine, none of its first bytes lost.
+
+    docker-py hands back the socket beneath the HTTP response, but http.client read that
+    response's head through a buffer, and the buffer can hold the stream's first bytes too: the
+    engine sends them right behind the head, and a process slow to read (a busy machine) gets
+    both in one read. Reading only the socket then loses the program's first output (docker-py
+    issue 3332): seen here as an exec with exit 0 and no output, and as a pdb whose ready line
+    never came. So the stream is read through that buffer."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.socket = getattr(sock, "_sock", sock)  # the socket itself (sock is its SocketIO)
+        response = getattr(sock, "_response", None)
+        self.reader = getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None)
+        if self.reader is None:  # docker-py laid out otherwise: a buffer of our own on the socket
+            self.reader = self.socket.makefile("rb")
+
+    def buffered(self) -> bytes:
+        """What the head's reader holds already, without waiting for more (for a reader that
+        goes to the socket itself, as pexpect does)."""
+        previous = self.socket.gettimeout()
+        self.socket.settimeout(0)  # peek() reads the socket once when its buffer is empty
+        try:
+            return self.reader.peek() or b""
+        finally:
+            self.socket.settimeout(previous)
+
+    def frames(self):
+        """The payloads of a non-tty exec's multiplexed stream (an 8-byte header each: stream
+        id, 3 zero bytes, size), until the engine closes it. No time-out here: the command's
+        own `timeout` in the container ends it."""
+        self.socket.settimeout(None)
+        while True:
+            header = self.reader.read(8)
+            if len(header) < 8:
+                return
+            size = int.from_bytes(header[4:8], "big")
+            payload = self.reader.read(size) if size else b""
+            if payload:
+                yield payload
+            if len(payload) < size:
+                return
+
+    def close(self) -> None:
+        # The response first (it closes its reader, then the connection), then what is left.
+        for part in (getattr(self.sock, "_response", None), self.reader, self.sock):
+            try:
+                if part is not None:
+                    part.close()
+            except (OSError, ValueError):  # already closed beneath it
+                pass
+
+
+class _StreamSpawn(pexpect.fdpexpect.fdspawn):
+    """pexpect on an exec's socket whose first reads are the bytes the response's reader took
+    along (ExecStream.buffered): pexpect itself reads only the socket."""
+
+    def __init__(self, stream: ExecStream):
+        super().__init__(stream.socket.fileno(), encoding="utf-8", codec_errors="replace")
+        self._early = stream.buffered()
+
+    def read_nonblocking(self, size=1, timeout=-1):
+        if not self._early:
+            return super().read_nonblocking(size, timeout)
+        chunk, self._early = self._early[:size], self._early[size:]
+        text = self._decoder.decode(chunk, final=False)  # the same decoder as later reads
+        self._log(text, "read")
+        return text
+
+
 class DockerChannel(Channel):
-    def __init__(self, sandbox: "DockerSandbox", exec_id: str, sock, pidfile: str):
-        self.sandbox, self.exec_id, self.sock, self.pidfile = sandbox, exec_id, sock, pidfile
-        raw = getattr(sock, "_sock", sock)
-        self.child = pexpect.fdpexpect.fdspawn(raw.fileno(), encoding="utf-8", codec_errors="replace")
+    def __init__(self, sandbox: "DockerSandbox", exec_id: str, stream: ExecStream, pidfile: str):
+        self.sandbox, self.exec_id, self.stream, self.pidfile = sandbox, exec_id, stream, pidfile
+        self.child = _StreamSpawn(stream)
         self.child.delaybeforesend = None
 
     def kill(self) -> None:
@@ -192,10 +262,7 @@ class DockerChannel(Channel):
 
     def close(self) -> None:
         self.kill()
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.stream.close()
 
 
 class DockerSandbox(Sandbox):
@@ -390,8 +457,12 @@ class DockerSandbox(Sandbox):
                                  workdir=self._workdir(cwd), environment=self.program_env or None)["Id"]
         started = time.monotonic()
         cap = OutputCap(output_cap)
-        for chunk in self._api_call(api.exec_start, exec_id, stream=True):
-            cap.feed(chunk)
+        stream = ExecStream(self._api_call(api.exec_start, exec_id, socket=True))
+        try:
+            for chunk in stream.frames():
+                cap.feed(chunk)
+        finally:
+            stream.close()
         code = self._api_call(api.exec_inspect, exec_id)["ExitCode"]
         timed_out = code in (124, 137) and time.monotonic() - started >= timeout * 0.95
         return ExecResult(exit_code=None if timed_out else code, output=cap.text(),
@@ -409,14 +480,14 @@ class DockerSandbox(Sandbox):
         environment = {"TERM": "xterm-256color", **self.program_env, **(env or {})}
         exec_id = self._api_call(api.exec_create, self.container.id, wrapper, tty=True, stdin=True,
                                  workdir=self._workdir(cwd), environment=environment)["Id"]
-        sock = self._api_call(api.exec_start, exec_id, socket=True, tty=True)
+        stream = ExecStream(self._api_call(api.exec_start, exec_id, socket=True, tty=True))
         # The engine's own resize, for the record (docker inspect, attach): the wrapper has set
         # the same size already, or will before the program starts, so the order cannot matter.
         try:
             api.exec_resize(exec_id, height=rows, width=cols)
         except Exception:  # the process may already have exited; the size then does not matter
             pass
-        return DockerChannel(self, exec_id, sock, pidfile)
+        return DockerChannel(self, exec_id, stream, pidfile)
 
     # --- why a run ended or is stuck -----------------------------------------------------------
 

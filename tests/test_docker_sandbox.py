@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -92,6 +93,43 @@ def test_close_removes_the_container(client, example_repo):
     sb.close()
     sb.close()  # twice is fine
     assert not client.containers.list(all=True, filters={"id": cid})
+
+
+@pytest.fixture
+def slow_to_read_heads(monkeypatch):
+    """The engine's answers read late, as by a process on a busy machine: the stream's first
+    bytes are then in the socket already when http.client reads the head (through a buffer)."""
+    import http.client
+
+    begin = http.client.HTTPResponse.begin
+
+    def late_begin(self):
+        time.sleep(0.3)
+        return begin(self)
+
+    monkeypatch.setattr(http.client.HTTPResponse, "begin", late_begin)
+
+
+def test_an_exec_read_late_loses_none_of_its_output(box, slow_to_read_heads):
+    """docker-py reads an exec's stream from the socket beneath the response, past what the
+    head's reader buffered: an exec came back with exit 0 and no output (git ls-files: "no
+    Python file in this repository"; a baseline with no commit id) in CI's Ray tests."""
+    for _ in range(3):
+        result = box.exec("echo first-line; echo second-line >&2", timeout=30)
+        assert (result.exit_code, result.output) == (0, "first-line\nsecond-line\n")
+    assert "shopcart/cart.py" in box.list_files()
+
+
+def test_a_spawned_program_read_late_loses_none_of_its_output(box, slow_to_read_heads):
+    """The same for a tty run: a shim's ready line, written at once, was lost and pdb "did not
+    start in the sandbox: no output" two minutes later."""
+    channel = box.spawn(["sh", "-c", "echo early-bird; read x; echo got-$x"], rows=24, cols=80)
+    try:
+        channel.child.expect_exact("early-bird", timeout=10)
+        channel.child.sendline("answer")
+        channel.child.expect_exact("got-answer", timeout=10)
+    finally:
+        channel.close()
 
 
 def test_container_killed_from_outside_is_reported_and_restartable(client, box):

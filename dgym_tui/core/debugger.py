@@ -111,6 +111,8 @@ class Debugger:
                 self._close_channel()
                 self.state = "exited"
                 raise SandboxError(f"pdb did not start in the sandbox: {output.strip()[-300:] or 'no output'}")
+            self._pending = self.channel.child.buffer  # anything read past the ready line
+            self.channel.child.buffer = ""
             self.channel.child.send(f"{self.nonce}\n{restore}\n")
             result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None, first=True)
             result.restarted = restart
