@@ -127,3 +127,20 @@ async def test_step_mode_pause_and_mode_keys(session):
         await wait_for(pilot, lambda: app.main.state.agent.state == "stopped", timeout=30, what="stopped")
         results = [e.data for e in session.events.history if e.kind == "tool_result"]
         assert results[-1].observation == "not executed: the agent was stopped while this call waited"
+
+
+async def test_the_pane_shown_while_its_mount_is_under_way_shows_it_once_composed():
+    """The screen mounts the agent pane after the first frame; an event painted meanwhile (a
+    replay's seek, as in CI) found the pane in the DOM but not its parts (NoMatches)."""
+    from textual.app import App
+
+    from dgym_tui.core.state import AgentView
+
+    app = App()
+    async with app.run_test(size=(80, 20)) as pilot:
+        panel = AgentPanel(id="agent")
+        mounting = app.screen.mount(panel)  # not awaited yet: the pane is in the DOM, uncomposed
+        panel.show(AgentView(model="openai/stub", state="running", step=3, max_steps=9))
+        await mounting
+        await pilot.pause()
+        assert "working… · manual mode · 3/9 steps" in str(panel.query_one("#agent-state").render())

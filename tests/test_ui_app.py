@@ -235,6 +235,31 @@ async def test_the_heavy_panes_fill_their_slots_after_the_first_frame(session, m
         assert app.main.pane("variables").border_subtitle == "⏎ full value"
 
 
+async def test_a_reset_before_the_heavy_panes_came_is_painted_once_they_do(session, monkeypatch):
+    """A replay taken over at once (main.reset) while the panes still mount: the reset painted
+    into the slots (AttributeError: 'Static' object has no attribute 'show_stop', in CI); it is
+    painted, with what came after it, once the widgets are there."""
+    later = MainScreen._mount_later
+
+    def stop(name: str) -> ev.Event:
+        return ev.Event(seq=10_000, ts=0.0, actor=ev.SYSTEM, data=ev.Stop(
+            reason="step", file="main.py", line=1, function="<module>",
+            stack=[ev.Frame("main.py", 1, "<module>")], locals={name: "'value'"}))
+
+    async def mount_later(screen) -> None:
+        screen.feed([stop("before")])
+        screen.reset()
+        screen.feed([stop("after")])
+        await later(screen)
+
+    monkeypatch.setattr(MainScreen, "_mount_later", mount_later)
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.main._panes_ready and "after" in app.main.query_one(VariablesPane).values,
+                       timeout=30, what="the stop after the reset")
+        assert "before" not in app.main.query_one(VariablesPane).values
+
+
 # --- debugger keys ------------------------------------------------------------------------------
 
 

@@ -717,9 +717,11 @@ class MainScreen(Screen):
         self._composed(Transcript).reset()
         self.console.clear()
         self.source.set_current(None, None)  # the file stays until a stop opens another
-        if self._panes_ready:
-            self.pane("variables").show_stop(None)
-            self.pane("stack").show_stop(None)
+        if not self._panes_ready:  # (a take-over this early) _mount_later paints it all once they are there
+            self._aspects = set(ASPECTS)
+            return
+        self.pane("variables").show_stop(None)
+        self.pane("stack").show_stop(None)
         self._paint(set(ASPECTS))
 
     def _paint(self, aspects: set[str]) -> None:

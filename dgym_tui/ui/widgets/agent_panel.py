@@ -82,6 +82,8 @@ class AgentPanel(Vertical, can_focus=True):
 
     def show(self, agent: AgentView) -> None:
         self.agent = agent
+        if not self.children:  # in the DOM, not composed yet (its mount is under way): on_mount shows it
+            return
         cost = "?" if agent.cost is None else f"${agent.cost:.4f}"
         limit = f"/{agent.max_steps}" if agent.max_steps else ""
         state = STATES.get(agent.state, agent.state)
