@@ -105,13 +105,13 @@ class Debugger:
                                   "watches": self.breakpoints.watches, "run_to": run_to}, separators=(",", ":"))
             # The shim says when its terminal is set up; only then is the handshake sent.
             try:
-                self.channel.child.expect_exact(READY, timeout=self.start_timeout)
+                self.channel.child.expect_exact([READY + "\r\n", READY + "\n"], timeout=self.start_timeout)
             except (pexpect.EOF, pexpect.TIMEOUT):
                 output = _clean(self.channel.child.before or "", None)
                 self._close_channel()
                 self.state = "exited"
                 raise SandboxError(f"pdb did not start in the sandbox: {output.strip()[-300:] or 'no output'}")
-            self._pending = self.channel.child.buffer  # anything read past the ready line
+            self._pending = self.channel.child.buffer  # anything read past the ready line's end
             self.channel.child.buffer = ""
             self.channel.child.send(f"{self.nonce}\n{restore}\n")
             result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None, first=True)
