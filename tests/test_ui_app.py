@@ -200,6 +200,13 @@ async def test_first_frame_comes_before_the_sandbox_is_ready(session):
         assert bar.query_one("#sb-isolation").display  # NOT ISOLATED, in red
 
 
+def stop_at_main(name: str) -> ev.Event:
+    """A stop at main.py:1 with one local, `name`, fed to the screen as the session would."""
+    return ev.Event(seq=10_000, ts=0.0, actor=ev.SYSTEM, data=ev.Stop(
+        reason="step", file="main.py", line=1, function="<module>",
+        stack=[ev.Frame("main.py", 1, "<module>")], locals={name: "'value'"}))
+
+
 async def test_the_heavy_panes_fill_their_slots_after_the_first_frame(session, monkeypatch):
     """The tree, variables and stack widgets mount just after the first frame, into slots that
     hold their place and titles; what the session said before they came is painted in them."""
@@ -211,9 +218,7 @@ async def test_the_heavy_panes_fill_their_slots_after_the_first_frame(session, m
                                 screen.pane(name).border_subtitle) for name in ("tree", "variables", "stack")}
         seen["regions"] = {name: screen.pane(name).region for name in ("tree", "variables", "stack")}
         # a stop that arrives while the widgets mount: painted once they are there
-        screen.feed([ev.Event(seq=10_000, ts=0.0, actor=ev.SYSTEM, data=ev.Stop(
-            reason="step", file="main.py", line=1, function="<module>",
-            stack=[ev.Frame("main.py", 1, "<module>")], locals={"early": "'value'"}))])
+        screen.feed([stop_at_main("early")])
         await later(screen)
         seen["rows"] = screen.query_one(VariablesPane).values.copy()
         seen["frames"] = screen.query_one(StackPane).option_count
@@ -241,15 +246,10 @@ async def test_a_reset_before_the_heavy_panes_came_is_painted_once_they_do(sessi
     painted, with what came after it, once the widgets are there."""
     later = MainScreen._mount_later
 
-    def stop(name: str) -> ev.Event:
-        return ev.Event(seq=10_000, ts=0.0, actor=ev.SYSTEM, data=ev.Stop(
-            reason="step", file="main.py", line=1, function="<module>",
-            stack=[ev.Frame("main.py", 1, "<module>")], locals={name: "'value'"}))
-
     async def mount_later(screen) -> None:
-        screen.feed([stop("before")])
+        screen.feed([stop_at_main("before")])
         screen.reset()
-        screen.feed([stop("after")])
+        screen.feed([stop_at_main("after")])
         await later(screen)
 
     monkeypatch.setattr(MainScreen, "_mount_later", mount_later)
