@@ -1,17 +1,15 @@
-"""Task sets read as they are (batch/tasks.py), and pytest's reports read back by node id
-(batch/scoring.py). Real git, real pytest; no sandbox."""
+"""Task sets read as they are (batch/tasks.py). Real git; no sandbox. (pytest's outcomes by node
+id: tests/test_test_runs.py.)"""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from batch_fixtures import (HIDDEN_MARKER, calc_repo, debug_gym_folder, folder_of_repos, git, swe_instances,
-                            toml_task, write)
-from dgym_tui.batch.scoring import ERROR, FAILED, MISSING, PASSED, SKIPPED, parse_junit, parse_short_summary
+                            toml_task)
 from dgym_tui.batch.tasks import TaskSetError, load_tasks, patched_files
 
 
@@ -131,51 +129,3 @@ def test_patched_files():
     patch = ("diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n+++ b/tests/test_x.py\n"
              "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n")
     assert patched_files(patch) == ["tests/test_x.py", "new.py"]
-
-
-SAMPLE = '''
-import pytest
-
-@pytest.mark.parametrize("x", [1, 2, "a b::c"])
-def test_p(x):
-    assert x != 2
-
-class TestK:
-    class TestInner:
-        def test_i(self):
-            pass
-
-    def test_k(self):
-        pass
-
-@pytest.mark.xfail
-def test_xf():
-    assert 0
-
-@pytest.mark.skip
-def test_sk():
-    pass
-'''
-
-
-def test_pytests_reports_read_by_node_id(tmp_path):
-    """A real pytest run: JUnit XML and -rA lines give the same outcomes by node id; a module
-    that fails to import is an error for each test named in it; a test not run is missing."""
-    write(tmp_path, {"tests/test_a.py": SAMPLE, "tests/test_b.py": "import nope\n\ndef test_b():\n    pass\n",
-                     "test.py": "def test_c():\n    pass\n"})
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-                           "--continue-on-collection-errors", "-o", "junit_family=xunit1", "--junitxml=out.xml",
-                           "tests", "test.py"], cwd=tmp_path, capture_output=True, text=True)
-    from_xml = parse_junit((tmp_path / "out.xml").read_bytes())
-    expected = {"tests/test_a.py::test_p[1]": PASSED, "tests/test_a.py::test_p[2]": FAILED,
-                "tests/test_a.py::test_p[a b::c]": PASSED, "tests/test_a.py::TestK::TestInner::test_i": PASSED,
-                "tests/test_a.py::TestK::test_k": PASSED, "tests/test_a.py::test_xf": PASSED,
-                "tests/test_a.py::test_sk": SKIPPED, "test.py::test_c": PASSED}
-    assert from_xml.outcomes == expected
-    assert from_xml.broken_files == ["tests/test_b.py"]
-    assert from_xml.status_of("tests/test_b.py::test_b") == ERROR
-    assert from_xml.status_of("tests/test_a.py::test_gone") == MISSING
-    assert from_xml.counts() == {"passed": 6, "failed": 1, "errors": 1}
-    from_lines = parse_short_summary(done.stdout)
-    assert from_lines.broken_files == ["tests/test_b.py"]
-    assert {k: v for k, v in expected.items() if v != SKIPPED} == from_lines.outcomes  # -rA names no skipped test

@@ -32,7 +32,8 @@ def test_only_top_level_package_is_dgym_tui(wheel):
 def test_wheel_carries_runtime_files(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("dgym_tui/sandbox/Dockerfile", "dgym_tui/sandbox/build-offline-base.sh",
-                   "dgym_tui/sandbox/box/dgym_pdb.py", "dgym_tui/tools/__init__.py",
+                   "dgym_tui/sandbox/box/dgym_pdb.py", "dgym_tui/sandbox/box/plugins/dgym_test_timeout.py",
+                   "dgym_tui/sandbox/instance_image.py", "dgym_tui/tools/__init__.py",
                    "dgym_tui/examples/shopcart/main.py", "dgym_tui/examples/shopcart/tests/test_cart.py",
                    "dgym_tui/examples/shopcart/.gitignore"):
         assert needed in names, needed

@@ -7,8 +7,9 @@ one the agent used.
 A patch that does not apply is unresolved (with git's reason). Resolved: every must-pass test
 (FAIL_TO_PASS) passes and no PASS_TO_PASS test stops passing; a task that names no tests is
 resolved when its whole suite passes (at least one test, none failing or erroring) and no test
-that passed before fails. Per-test outcomes come from pytest's JUnit XML (by node id, parametrized
-ids kept), its `-rA` lines when there is no XML; a named test that did not run is "missing", one
+that passed before fails. Per-test outcomes come from the in-box pytest plugin (core/test_runs.py:
+repo-relative node ids, parametrized ids kept); each test has the task's time limit, and one
+stopped at it is failed, never an error of ours; a named test that did not run is "missing", one
 in a file that failed to import "error".
 """
 
@@ -16,48 +17,23 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import shlex
 import threading
 import time
-import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 
 from dgym_tui.batch.spec import Task
 from dgym_tui.batch.tasks import patched_files
+from dgym_tui.core.test_runs import (DEFAULT_TEST_TIMEOUT, ERROR, FAILED, MISSING, PASSED, SKIPPED, PytestRun,
+                                     run_pytest)
 from dgym_tui.sandbox.errors import SandboxError
 
-JUNIT_FILE = ".git/dgym-score.xml"   # inside the sandbox's own .git: never part of a diff
-TEST_TIMEOUT = 900.0
-PASSED, FAILED, ERROR, SKIPPED, MISSING = "passed", "failed", "error", "skipped", "missing"
-_RANK = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}  # a test reported twice keeps the worst
+TEST_TIMEOUT = 900.0   # the whole suite's limit; each test has the task's own (DEFAULT_TEST_TIMEOUT)
+TestRun = PytestRun    # one run of the suite: outcomes by test id, broken files, time-outs
+__all__ = ["ERROR", "FAILED", "MISSING", "PASSED", "SKIPPED"]
 
 
 class ScoringError(Exception):
     """A failure of ours while scoring (the sandbox, git, pytest would not run): status error."""
-
-
-@dataclass
-class TestRun:
-    """One pytest run: each test's outcome by node id, and the files that failed to import."""
-
-    outcomes: dict[str, str] = field(default_factory=dict)
-    broken_files: list[str] = field(default_factory=list)
-    exit_code: int | None = None
-    output: str = ""
-    problem: str | None = None    # pytest did not run (timed out, a usage error): why
-
-    def counts(self) -> dict[str, int]:
-        values = list(self.outcomes.values())
-        return {"passed": values.count(PASSED), "failed": values.count(FAILED),
-                "errors": values.count(ERROR) + len(self.broken_files)}
-
-    def status_of(self, test_id: str) -> str:
-        """passed | failed | error | skipped | missing."""
-        if test_id in self.outcomes:
-            return self.outcomes[test_id]
-        if test_id.split("::", 1)[0] in self.broken_files:
-            return ERROR
-        return MISSING
 
 
 @dataclass
@@ -71,6 +47,7 @@ class Score:
     reverted: list[str]
     score_seconds: float = 0.0
     applied: bool = True            # the agent's patch applied
+    timed_out: list = field(default_factory=list)  # {test, seconds, where}: stopped at their limit, with the patch
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -224,8 +201,15 @@ def judge(task: Task, before: TestRun, after: TestRun, reverted: list[str]) -> S
     """Resolved or not, with one line saying why."""
     f2p = {t: after.status_of(t) for t in task.fail_to_pass}
     p2p = {t: after.status_of(t) for t in task.pass_to_pass}
+    stopped = {t.test: t for t in after.timed_out}
+
+    def said(test: str, status: str = "") -> str:
+        hung = stopped.get(test)
+        return " ".join(filter(None, [test, status])) + (
+            f" (timed out after {hung.seconds:g} s at {hung.where})" if hung else "")
+
     if task.fail_to_pass or task.pass_to_pass:
-        bad = [f"{t} {s}" for t, s in {**f2p, **p2p}.items() if s != PASSED]
+        bad = [said(t, s) for t, s in {**f2p, **p2p}.items() if s != PASSED]
         resolved = not bad
         reason = "every named test passes" if resolved else f"not passing: {_listed(bad)}"
     else:
@@ -236,14 +220,15 @@ def judge(task: Task, before: TestRun, after: TestRun, reverted: list[str]) -> S
         if resolved:
             reason = f"the whole suite passes ({counts['passed']} tests)"
         elif failing:
-            reason = f"failing: {_listed(failing)}"
+            reason = f"failing: {_listed([said(t) for t in failing])}"
         elif broke:
             reason = f"passed before, not now: {_listed(broke)}"
         else:
             reason = "no test ran"
     if reverted:
         reason += f" (the agent's edits to {', '.join(reverted)} reverted)"
-    return Score(resolved, reason, before.counts(), after.counts(), f2p, p2p, reverted)
+    return Score(resolved, reason, before.counts(), after.counts(), f2p, p2p, reverted,
+                 timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where} for t in after.timed_out])
 
 
 def _listed(items: list[str], most: int = 5) -> str:
@@ -358,8 +343,15 @@ def pytest_targets(task: Task) -> list[str]:
     return entrypoint_args(task)
 
 
+def test_timeout_of(task: Task) -> float:
+    """Seconds each test of the task may run (task.toml / the instance's test_timeout, else the
+    batch's --test-timeout, which the driver wrote into the task, else the default)."""
+    return DEFAULT_TEST_TIMEOUT if task.test_timeout is None else float(task.test_timeout)
+
+
 def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:
-    """pytest in the sandbox, outside pdb, each test's outcome read back."""
+    """pytest in the sandbox, outside pdb, each test under the task's time limit, each test's
+    outcome read back."""
     from dgym_tui.core.entrypoint import parse_entrypoint, run_environment
 
     env = {}
@@ -371,99 +363,11 @@ def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:
     named = bool(task.fail_to_pass or task.pass_to_pass)
     targets = [t for t in pytest_targets(task) if not named or _exists(box, t)]
     if named and not targets:
-        return TestRun(exit_code=None, output="none of the named tests' files exists")
-    box.exec(["rm", "-f", JUNIT_FILE], timeout=30)
-    assign = "".join(f"{name}={shlex.quote(value)} " for name, value in env.items())
-    command = (f"{assign}{box.python} -m pytest -q -rA -p no:cacheprovider --continue-on-collection-errors "
-               f"-o junit_family=xunit1 --junitxml={JUNIT_FILE} {shlex.join(targets)}")
-    result = box.exec(command, timeout=timeout)
-    if result.timed_out:
-        return TestRun(exit_code=None, output=result.output[-20000:], problem=f"the tests ran past {timeout:.0f} s")
-    try:
-        run = parse_junit(box.read_bytes(JUNIT_FILE))
-    except (SandboxError, ET.ParseError):
-        run = parse_short_summary(result.output)
-    run.exit_code, run.output = result.exit_code, result.output[-20000:]
-    if not run.outcomes and not run.broken_files and result.exit_code not in (0, 5):
-        run.problem = f"pytest did not run (exit {result.exit_code}): {_last_line(result.output)}"
-    return run
+        return TestRun(exit_code=None, output="none of the named tests' files exists",
+                       problem="none of the named tests' files exists")
+    return run_pytest(box, targets, env=env, timeout=timeout, test_timeout=test_timeout_of(task),
+                      options="-q -rA --continue-on-collection-errors")
 
 
 def _exists(box, path: str) -> bool:
     return box.exec(["test", "-e", path], timeout=30).ok
-
-
-# --- pytest's reports ----------------------------------------------------------------------------
-
-
-def _record(run: TestRun, test_id: str, outcome: str) -> None:
-    old = run.outcomes.get(test_id)
-    if old is None or _RANK[outcome] > _RANK[old]:
-        run.outcomes[test_id] = outcome
-
-
-def parse_junit(data: bytes | str) -> TestRun:
-    """pytest's JUnit XML (junit_family=xunit1, so each case names its file) as outcomes by node
-    id. xfail counts as passed (as SWE-bench's harness counts it), a strict xpass as failed."""
-    run = TestRun()
-    root = ET.fromstring(data)
-    for case in root.iter("testcase"):
-        classname, name, file = case.get("classname", ""), case.get("name", ""), case.get("file")
-        children = {child.tag: child for child in case}
-        if not classname and "error" in children and file:  # a module that failed to import
-            if file not in run.broken_files:
-                run.broken_files.append(file)
-            continue
-        test_id = node_id(classname, name, file)
-        if "error" in children:
-            outcome = ERROR
-        elif "failure" in children:
-            outcome = FAILED
-        elif "skipped" in children:
-            outcome = PASSED if children["skipped"].get("type") == "pytest.xfail" else SKIPPED
-        else:
-            outcome = PASSED
-        _record(run, test_id, outcome)
-    return run
-
-
-def node_id(classname: str, name: str, file: str | None) -> str:
-    """pytest's node id from a JUnit case: tests.test_a.TestK.Inner + test_i + tests/test_a.py
-    -> tests/test_a.py::TestK::Inner::test_i."""
-    if not file:  # no file attribute: the classname's dotted module path is all there is
-        parts = classname.split(".")
-        classes = [p for p in parts if p[:1].isupper()]
-        module = parts[:len(parts) - len(classes)]
-        return "::".join(["/".join(module) + ".py", *classes, name])
-    module = file[:-3].replace("/", ".") if file.endswith(".py") else file.replace("/", ".")
-    rest = ""
-    if classname == module:
-        rest = ""
-    elif classname.startswith(module + "."):
-        rest = classname[len(module) + 1:]
-    else:  # pytest's rootdir made the module path shorter or longer than the file's
-        stem = posixpath.basename(file).removesuffix(".py")
-        parts = classname.split(".")
-        if stem in parts:
-            rest = ".".join(parts[len(parts) - 1 - parts[::-1].index(stem) + 1:])
-    return "::".join([file, *(rest.split(".") if rest else []), name])
-
-
-_SHORT = {"PASSED": PASSED, "XFAIL": PASSED, "XPASS": PASSED, "FAILED": FAILED, "ERROR": ERROR}
-
-
-def parse_short_summary(output: str) -> TestRun:
-    """pytest's `-rA` lines (PASSED id, FAILED id - message, ERROR file for a module that failed
-    to import), for when there is no JUnit XML."""
-    run = TestRun()
-    for line in output.splitlines():
-        word, _, rest = line.partition(" ")
-        if word not in _SHORT or not rest:
-            continue
-        test_id = rest.split(" - ", 1)[0].strip()
-        if word == "ERROR" and "::" not in test_id:
-            if test_id not in run.broken_files:
-                run.broken_files.append(test_id)
-            continue
-        _record(run, test_id, _SHORT[word])
-    return run

@@ -66,8 +66,11 @@ class Debugger:
 
     def __init__(self, sandbox: Sandbox, entrypoint: Entrypoint, breakpoints: BreakpointRegistry,
                  events: EventBus, timeout: float = 30.0, grace: float = 3.0,
-                 start_timeout: float = 120.0, rows: int = 50, cols: int = 200):
+                 start_timeout: float = 120.0, rows: int = 50, cols: int = 200, test_timeout: float = 0.0):
+        """timeout: a command's limit (then Ctrl-C); test_timeout: under pytest, the running time
+        a test may take before the shim stops it where it is (0: none)."""
         self.sandbox, self.entrypoint = sandbox, entrypoint
+        self.test_timeout = test_timeout
         self.breakpoints, self.events = breakpoints, events
         self.timeout, self.grace, self.start_timeout = timeout, grace, start_timeout
         self.rows, self.cols = rows, cols
@@ -102,7 +105,8 @@ class Debugger:
             self.state = "running"
             self.exit_code = None
             restore = json.dumps({"breakpoints": self.breakpoints.to_restore(),
-                                  "watches": self.breakpoints.watches, "run_to": run_to}, separators=(",", ":"))
+                                  "watches": self.breakpoints.watches, "run_to": run_to,
+                                  "test_timeout": self.test_timeout or 0}, separators=(",", ":"))
             # The shim says when its terminal is set up; only then is the handshake sent.
             try:
                 self.channel.child.expect_exact([READY + "\r\n", READY + "\n"], timeout=self.start_timeout)

@@ -341,6 +341,7 @@ class Tests(Payload):
     failing: list[str]           # node ids
     output: str                  # the tail of pytest's output
     exit_code: int | None = None
+    timed_out: list[dict] = field(default_factory=list)  # {test, seconds, where}: stopped at the per-test limit
 
     @property
     def ok(self) -> bool:
@@ -375,6 +376,7 @@ class AgentStarted(Payload):
     task: str = ""
     resumed: int = 0             # the conversation carried over from before (messages kept)
     tool_format: str = "native"  # native tool calls, or one action per reply: json (held to its form) | text
+    schedule: dict = field(default_factory=dict)  # tool -> edits after which it is unlocked (not in tools yet)
 
 
 @payload
@@ -508,6 +510,16 @@ class AgentStatus(Payload):
     reason: str = ""
     max_steps: int | None = None
     max_cost: float | None = None
+
+
+@payload
+class ToolsUnlocked(Payload):
+    """Tools a schedule kept back were given to the agent (debug-gym's "pdb after N rewrites")."""
+
+    kind: ClassVar[str] = "tools_unlocked"
+    tools: list[str]
+    edits: int                   # the agent's successful edits so far
+    schemas: list[dict] = field(default_factory=list)  # the new tools as the model sees them
 
 
 @payload

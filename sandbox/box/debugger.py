@@ -56,6 +56,7 @@ class DgymPdb(pdb.Pdb):
         self._dgym_skipped = {}     # module name -> matches a skip pattern (is_skipped_module)
         self._dgym_data_change = None  # the data breakpoint change that made this stop
         self._dgym_skip_line = None    # (frame, line) not to stop at again after a data stop
+        self._dgym_timed_out = False   # the next stop is the per-test time limit's
 
     def checkline(self, filename, lineno, *args):
         if not os.path.isfile(filename):
@@ -104,6 +105,13 @@ class DgymPdb(pdb.Pdb):
         super().sigint_handler(signum, frame)  # Ctrl-C during `continue`: pdb calls set_trace()
         self._dgym_from_trace = False          # ... but that stop is no breakpoint: a "step"
 
+    def stop_for_time_limit(self, frame):
+        """The running test passed its time limit (pytest_plugin's clock): stop at the next line,
+        as Ctrl-C would, with the reason "timeout"."""
+        self._dgym_timed_out = True
+        self.set_trace(frame)
+        self._dgym_from_trace = False
+
     def interaction(self, frame, tb_or_exc):
         if not state.is_main():
             return  # a forked child never prompts (post-mortem, set_trace, a stray trace event)
@@ -121,6 +129,12 @@ class DgymPdb(pdb.Pdb):
                 tb_or_exc = cause if sys.version_info >= (3, 13) else cause.__traceback__
         elif not self._dgym_started:
             self._dgym_reason = "start"
+        if self._dgym_timed_out and frame is not None:
+            self._dgym_timed_out = False
+            self._dgym_reason = "timeout"
+            self.message(f"[the test {state.TIMED_OUT} ran past its time limit ({state.TEST_TIMEOUT:g} s, not "
+                         "counting stops): stopped where it was; `c` runs on]")
+            state.TIMED_OUT = None
         self._dgym_started = True
         self._dgym_slow = set()
         if DBREAKS and frame is not None and self._dgym_data_change is None and not databreak.PAUSED:
@@ -133,9 +147,11 @@ class DgymPdb(pdb.Pdb):
             self.message(f"Data breakpoint {change['number']}: {change['expr']} changed from {change['old']} "
                          f"to {change['new']}{by}")
         paused, databreak.PAUSED = databreak.PAUSED, True  # `p cart.add(x)` at the prompt is not the program
+        pytest_plugin.clock_pause()
         try:
             super().interaction(frame, tb_or_exc)
         finally:
+            pytest_plugin.clock_resume()
             databreak.PAUSED = paused
             databreak.rebase()
 

@@ -93,7 +93,8 @@ def announce_ready():
 
 
 def handshake():
-    """Line 1: the nonce. Line 2: what to restore (JSON). Returns (breakpoints, run_to)."""
+    """Line 1: the nonce. Line 2: what to restore (JSON: breakpoints, watches, run_to and the
+    per-test time limit). Returns (breakpoints, run_to)."""
     nonce = sys.stdin.readline().strip()
     if not re.fullmatch(r"[0-9a-fA-F]{16,64}", nonce):
         sys.stderr.write("dgym: bad handshake (no nonce on the first line)\n")
@@ -111,6 +112,9 @@ def handshake():
             if isinstance(expr, str) and not syntax_error(expr) and expr not in state.WATCHES:
                 state.WATCHES.append(expr)
         run_to = specs.get("run_to")
+        limit = specs.get("test_timeout")
+        if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0:
+            state.TEST_TIMEOUT = float(limit)
         specs = specs.get("breakpoints") or []
     return specs, run_to
 

@@ -3,7 +3,9 @@ for breakpoints between tests, and pytest's debugger banners kept out of the con
 
 import os
 import re
+import signal
 import sys
+import threading
 
 from . import origins, state
 
@@ -41,8 +43,10 @@ def make_plugin(pytest):
 
         def pytest_runtest_logstart(self, nodeid, location):
             state.TEST = nodeid
+            clock_start()
 
         def pytest_runtest_logfinish(self, nodeid, location):
+            clock_stop()
             state.TEST = None
 
         def pytest_runtest_logreport(self, report):
@@ -61,6 +65,60 @@ def make_plugin(pytest):
                     state.PENDING_NOTICES.append(_collection_notice(node.nodeid, call.excinfo.value))
 
     return DgymPlugin()
+
+
+# --- the per-test time limit ----------------------------------------------------------------------
+# A test that runs past state.TEST_TIMEOUT (its running time: its stops at the prompt do not count)
+# is stopped where it is, as Ctrl-C would stop it, and the stop says why: a hang opens at its
+# place in seconds. SIGALRM reaches the main thread, where the test runs.
+
+_LEFT = None   # seconds left of the running test's limit while it is stopped at the prompt
+
+
+def _timing():
+    return (state.TEST_TIMEOUT > 0 and hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread())
+
+
+def clock_start():
+    global _LEFT
+    _LEFT = None
+    if _timing():
+        signal.signal(signal.SIGALRM, _on_time_limit)
+        signal.setitimer(signal.ITIMER_REAL, state.TEST_TIMEOUT)
+
+
+def clock_stop():
+    global _LEFT
+    _LEFT = None
+    if _timing():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def clock_pause():
+    """At a prompt: the test's clock stands still."""
+    global _LEFT
+    if _timing() and state.TEST is not None:
+        left = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        if left > 0:  # else it has just fired, and set what the test gets next
+            _LEFT = left
+
+
+def clock_resume():
+    """The program runs on: the rest of the limit (all of it again after a stop for the limit)."""
+    global _LEFT
+    if _timing() and state.TEST is not None and _LEFT:
+        signal.setitimer(signal.ITIMER_REAL, _LEFT)
+    _LEFT = None
+
+
+def _on_time_limit(signum, frame):
+    global _LEFT
+    if state.TEST is None or state.ACTIVE is None:
+        return
+    state.TIMED_OUT = state.TEST
+    _LEFT = state.TEST_TIMEOUT  # a `c` after this stop gets the whole limit again
+    state.ACTIVE.stop_for_time_limit(frame)
 
 
 def _collection_notice(nodeid, exc):

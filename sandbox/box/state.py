@@ -24,6 +24,8 @@ TTY_IN = None            # pdb's own handle on the terminal (the program's stdin
 PDB_STDOUT = None        # pdb's stdout over the terminal (terminal.PdbOutput), once set up
 WATCHES = []             # expressions shown at every stop (evaluated in the selected frame)
 RUN_TO = None            # (the hidden breakpoint counting arrivals, the breakpoints it paused)
+TEST_TIMEOUT = 0.0       # pytest mode: seconds a test may run (not counting its stops); 0: no limit
+TIMED_OUT = None         # the test the time limit just stopped (said at the stop, then cleared)
 
 
 def is_main():
