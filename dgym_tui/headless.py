@@ -47,6 +47,8 @@ class Progress:
             self._print(f"error: {d.message}")
         elif isinstance(d, ev.ToolFormat):  # said after this step's line, which is not complete yet
             self.notes.append(f"tool calls as {d.format} from now on: {d.reason}")
+        elif isinstance(d, ev.ToolsUnlocked):
+            self.notes.append(f"tools given to the agent: {', '.join(d.tools)} (after {d.edits} edits)")
 
     def _flush(self) -> None:
         notes, self.notes = self.notes, []
@@ -118,6 +120,8 @@ def describe(event: ev.Event) -> str | None:
         return f"{who} hint: {d.text}"
     if isinstance(d, ev.ToolFormat):
         return f"  ⇄ tool calls as {d.format} from now on: {d.reason}"
+    if isinstance(d, ev.ToolsUnlocked):
+        return f"  ⊕ tools given to the agent: {', '.join(d.tools)} (after {d.edits} edits)"
     if isinstance(d, ev.AgentStatus) and d.state in ("submitted", "limit", "error", "stopped"):
         return f"agent {d.state}" + (f": {d.reason}" if d.reason else "")
     if isinstance(d, (ev.Error, ev.Notice, ev.Interrupted)):

@@ -387,8 +387,11 @@ def test_the_prompt_and_the_pdb_tool_describe_the_extras():
     description = registry()["pdb"].description
     for word in ("watch EXPR", "log FILE:LINE MESSAGE", "hit BPNUMBER", "dbreak EXPR", "`back N`"):
         assert word in description
-    prompt = system_prompt(None, repo="r", entrypoint="pytest", tools="pdb", sandbox="local")
-    for word in ("`watch EXPR`", "`log file.py:line text\n  {expr}`", "`dbreak EXPR`", "`hit N 3`"):
+    from dgym_tui.agent.prompts import workflow
+
+    prompt = system_prompt(None, repo="r", entrypoint="pytest", tools="pdb", sandbox="local",
+                           workflow=workflow(registry()))
+    for word in ("`watch EXPR`", "`log file.py:line text {expr}`", "`dbreak EXPR`", "`hit N 3`"):
         assert word in prompt
 
 

@@ -33,6 +33,18 @@ class Tool:
     parameters: dict = {}        # JSON-schema properties, by argument name
     required: tuple[str, ...] = ()
     changes_files: bool = False  # may change the workspace (a "try" applies it as a checkpoint)
+    # The tool's part of the agent's system prompt (agent/prompts.py), so that a prompt names
+    # only the tools the agent has: `guidance`, lines of the way to work with it (after "- ");
+    # `brief`, the same in a few words for small models; `order`, where in the work it comes.
+    guidance: str = ""
+    brief: str = ""
+    order: int = 50
+
+    def fitted(self, tools) -> Tool:
+        """This tool as it is described beside `tools` (the names the agent has): a tool whose
+        words speak of another (view's breakpoint marks, of pdb) says them only when that one is
+        there. Default: itself."""
+        return self
 
     @property
     def summary(self) -> str:

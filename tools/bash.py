@@ -11,6 +11,8 @@ class BashTool(Tool):
     name = "bash"
     description = ("Run a shell command in the sandbox's copy of the repository (no network). Files it "
                    "changes become a checkpoint the person can undo.")
+    guidance = "run a shell command in the sandbox (bash) when no other tool does what you need;"
+    order = 60
     parameters = {
         "command": {"type": "string", "description": "The command, run with sh -c in the repository root."},
         "timeout": {"type": ["integer", "null"], "description": f"Seconds before it is stopped (default {DEFAULT_TIMEOUT})."},

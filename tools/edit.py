@@ -21,6 +21,18 @@ class EditTool(Tool):
     }
     required = ("path", "new_code")
     changes_files = True
+    guidance = "change the code with edit once you know the cause;"
+    brief = "fix the code with edit"
+    order = 70
+
+    def fitted(self, tools) -> Tool:
+        if "pdb" in tools:
+            return self
+        fitted = EditTool()
+        fitted.description = ("Replace lines start..end (1-based, inclusive) of a file with new_code; without "
+                              "start the whole file is replaced (or created). The change becomes a checkpoint "
+                              "the person can undo.")
+        return fitted
 
     def run(self, session, actor: str, path: str, new_code: str, start=None, end=None) -> ToolOutput:
         start, end = as_int(start, "start"), as_int(end, "end")

@@ -9,7 +9,11 @@ OUTPUT_TAIL = 8000  # characters of pytest's output the model reads (the failure
 
 class EvalTool(Tool):
     name = "eval"
-    description = "Run the repository's tests (pytest, outside pdb) and report what passes and fails."
+    description = ("Run the repository's tests (pytest) and report what passes and fails; a test that runs "
+                   "past its time limit fails, with the line where it was.")
+    guidance = "run the tests with eval to check a change;"
+    brief = "run eval to check the tests"
+    order = 80
     parameters: dict = {}
 
     def run(self, session, actor: str) -> ToolOutput:

@@ -11,6 +11,9 @@ class GrepTool(Tool):
     name = "grep"
     description = ("Search the repository's text files for a regular expression (extended, as `grep -E`); "
                    "matches grouped by file with line numbers.")
+    guidance = "find where a name is defined and used (grep);"
+    brief = "grep"
+    order = 30
     parameters = {
         "pattern": {"type": "string", "description": "The regular expression, e.g. `def total` or `qty\\s*=`."},
         "path": {"type": ["string", "null"], "description": "A file or folder to search, relative to the root; null: all."},

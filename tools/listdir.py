@@ -11,6 +11,9 @@ MAX_ENTRIES = 1000
 class ListdirTool(Tool):
     name = "listdir"
     description = "List a folder of the repository as a tree, folders ending in `/` (depth 1 by default)."
+    guidance = "see how the repository is laid out (listdir);"
+    brief = "listdir"
+    order = 10
     parameters = {
         "path": {"type": ["string", "null"], "description": "A folder relative to the repository root; null: the root."},
         "depth": {"type": ["integer", "null"], "description": "How many levels to show (default 1)."},

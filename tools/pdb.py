@@ -43,6 +43,17 @@ class PdbTool(Tool):
                                       "restarts the program."},
     }
     required = ("command",)
+    guidance = ("check your idea in the debugger rather than guessing: set breakpoints where the wrong value "
+                "should appear and inspect the program's state with pdb (`b file.py:line`, `c`, `p expr`, "
+                "`pp expr`, `where`, `up`, `n`, `s`);\n"
+                "pdb here does more: `watch EXPR` shows a value after every command; `log file.py:line text "
+                "{expr}` prints values each time a line runs without stopping (a cheap trace of a loop); "
+                "`hit N 3` stops breakpoint N only on its 3rd hit; `dbreak EXPR` stops right after the line "
+                "that changes a value (who corrupts `self.total`?) with its old and new values; `history` "
+                "lists this run's stops and `back N` runs the program again to stop N (a step back); a test "
+                "that hangs is stopped where it loops: `where` and `p` show why;")
+    brief = "use pdb to check your idea: `b file.py:LINE` then `c`, then `p EXPR` or `where`"
+    order = 40
 
     def run(self, session, actor: str, command: str, entrypoint: str | None = None) -> ToolOutput:
         command = command.strip()

@@ -9,6 +9,9 @@ from dgym_tui.tools.eval import report
 class SubmitTool(Tool):
     name = "submit"
     description = "Call once when the bug is fixed and the tests pass, with a one-line summary of the fix."
+    guidance = "when the tests pass and you are done, call submit with a one-line summary."
+    brief = "then submit with a one-line summary"
+    order = 90
     parameters = {"message": {"type": ["string", "null"], "description": "What was wrong and what you changed."}}
 
     def run(self, session, actor: str, message: str | None = None) -> ToolOutput:

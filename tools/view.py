@@ -5,6 +5,7 @@ from __future__ import annotations
 from dgym_tui.tools.base import Tool, ToolError, ToolOutput, as_int
 
 MAX_LINES = 1000  # per call; the model asks for the next range
+NUMBERED = "include_line_numbers_and_breakpoints"  # debug-gym's name for it
 
 
 class ViewTool(Tool):
@@ -22,9 +23,27 @@ class ViewTool(Tool):
         },
     }
     required = ("path",)
+    guidance = "read the failing tests and the code they call (view);"
+    brief = "view"
+    order = 20
+
+    def fitted(self, tools) -> Tool:
+        """Without pdb there are no breakpoints to mark: the same tool, said without them."""
+        if "pdb" in tools:
+            return self
+        fitted = ViewTool()
+        fitted.description = ("Show a file of the repository (as it is in the sandbox now), with line numbers. "
+                              "Give start/end (1-based, inclusive) for part of a long file.")
+        fitted.parameters = {**{k: v for k, v in self.parameters.items() if k != NUMBERED},
+                             "include_line_numbers": {"type": ["boolean", "null"], "default": True,
+                                                      "description": "Prefix each line with its number (default true)."}}
+        return fitted
 
     def run(self, session, actor: str, path: str, start=None, end=None,
-            include_line_numbers_and_breakpoints: bool | None = None) -> ToolOutput:
+            include_line_numbers_and_breakpoints: bool | None = None,
+            include_line_numbers: bool | None = None) -> ToolOutput:
+        if include_line_numbers_and_breakpoints is None:
+            include_line_numbers_and_breakpoints = include_line_numbers
         path = path.strip()
         if not path:
             raise ToolError("Invalid file path. Please specify a valid file path.")

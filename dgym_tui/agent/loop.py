@@ -18,8 +18,8 @@ from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.calls import CallHandler
 from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ReplyCut, ToolCall
 from dgym_tui.agent.policy import Policy
-from dgym_tui.agent.probe import probe_native, refuses_tools
-from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests
+from dgym_tui.agent.probe import probe_once, refuses_tools
+from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests, workflow
 from dgym_tui.agent import text_actions
 from dgym_tui.core import events as ev
 from dgym_tui.core.events import AGENT, HUMAN
@@ -48,19 +48,23 @@ class Agent:
                  task: str | None = None, system_template: str | None = None,
                  context_window: int | None = None,
                  auto_answer: Callable[[ev.ApprovalRequested], Answer] | None = None,
-                 on_model_error: str = "pause", resume=None, tool_format: str = "auto"):
+                 on_model_error: str = "pause", resume=None, tool_format: str = "auto",
+                 later: dict | None = None):
         """resume: the AgentView of a recorded session (DebugState.agent) whose conversation
         this agent goes on with, instead of starting one.
         tool_format: native (the provider's tool calls), text (one fenced JSON action per reply,
         agent/text_actions.py), json (one JSON action per reply, held to its form by the server's
         grammar) or auto (native, switching for good when the model twice replies without a call,
         writes a text action, or the provider refuses tools: to json on a server of one's own,
-        else to text; json the server refuses goes on as text)."""
-        from dgym_tui.tools import registry
-
+        else to text; json the server refuses goes on as text).
+        tools: the tools it has (default: the session's); later: tools a schedule holds back,
+        name -> (Tool, edits): each is given to it once it has made that many successful edits
+        (debug-gym's "pdb after 5 rewrites"), and it is told so."""
         self.session, self.model = session, model
         self._stop_event = threading.Event()
-        self.tools = tools if tools is not None else registry()
+        self.tools = tools if tools is not None else session.tools
+        self.later = dict(later or {})
+        self.edits = 0                        # successful edit calls, for the schedule
         self.policy = policy or Policy.from_config(None)
         self.mode = mode
         self.max_steps, self.max_cost = max_steps, max_cost
@@ -202,21 +206,23 @@ class Agent:
                                                  max_steps=self.max_steps, max_cost=self.max_cost,
                                                  scripted=self.model.name.startswith("scripted:"),
                                                  schemas=[self.tools[n].schema() for n in names], task=task,
-                                                 tool_format=self.format),
+                                                 tool_format=self.format,
+                                                 schedule={n: after for n, (_t, after) in self.later.items()}),
                                  AGENT)
         self._status("running", "")
         self._probe()
-        if self.format in AS_TEXT:  # the tools live in the prompt: compact, for small windows
+        brief = self.format in AS_TEXT
+        if brief:  # the tools live in the prompt: compact, for small windows
             listing = text_actions.instructions(text_actions.compact_listing(self._schemas()),
-                                                held=self.format == "json")
+                                                held=self.format == "json", tools=self.tools)
         else:
             listing = "\n".join(f"- {name}: {self.tools[name].summary}" for name in names)
         ready = self.session.state.sandbox
         template = self.system_template
-        if template is None and self.format in AS_TEXT:
+        if template is None and brief:
             template = TEXT_SYSTEM_PROMPT
-        prompt = system_prompt(template, repo=self.session.repo_name, tools=listing,
-                               entrypoint=self.session.entrypoint_label,
+        prompt = system_prompt(template, workflow=workflow(self.tools, brief=brief), tools=listing,
+                               repo=self.session.repo_name, entrypoint=self.session.entrypoint_label,
                                sandbox=ready.description if ready else "a sandbox")
         self._add({"role": "system", "content": prompt}, "system")
         self._add({"role": "user", "content": task}, "task")
@@ -408,13 +414,35 @@ class Agent:
         for call in reply.tool_calls:
             handled = self._handle(call, note=reply.text_note)
             done.append((handled.ok, call.name, call.raw_arguments, handled.observation))
+        self._unlock()
         return done
+
+    def _unlock(self) -> None:
+        """Give the tools whose time has come by the schedule, and tell the model about them."""
+        due = sorted(n for n, (_tool, after) in self.later.items() if self.edits >= after)
+        if not due:
+            return
+        for name in due:
+            self.tools[name] = self.later.pop(name)[0]
+        schemas = [self.tools[n].schema() for n in due]
+        self.session.events.emit(ev.ToolsUnlocked(tools=due, edits=self.edits, schemas=schemas), AGENT)
+        if "pdb" in due and hasattr(self.session, "start_debugger"):
+            self.session.start_debugger(actor=AGENT)  # the program under pdb, as at a session's start
+        if self.format in AS_TEXT:
+            listing = text_actions.compact_listing(schemas)
+        else:
+            listing = "\n".join(f"- {n}: {self.tools[n].summary}" for n in due)
+        new = {n: self.tools[n] for n in due}
+        self._add({"role": "user", "content": f"From now on you also have {', '.join(due)}:\n{listing}\n"
+                                              f"{workflow(new)}"}, "unlock")
 
     def _handle(self, call: ToolCall, note: str = ""):
         """Exactly one tool message (and one ToolResult event) per call, whatever happens: the
         policy, the person's approval and the runner decide, in agent/calls.py."""
         handled = self.calls.handle(call)
         self.submitted = self.calls.submitted
+        if call.name == "edit" and handled.executed and handled.ok:
+            self.edits += 1
         observation = handled.observation
         if handled.origin == "tool" and not _moves(call.name, call.raw_arguments, observation):
             again = (call.name, call.raw_arguments, _same(observation))
@@ -455,14 +483,17 @@ class Agent:
         if self.tool_format != "auto" or self.format != "native" or not getattr(self.model, "own_server", False):
             return
         try:
-            found = probe_native(self.model, cancel=self._stop)
+            found, known = probe_once(self.model, cancel=self._stop)
         except (ModelError, ModelCancelled):
             return  # the first step meets the same failure, and says it
-        self.tokens += found.tokens
+        if not known:
+            self.tokens += found.tokens
         if found.native:
             return
         reason = found.said if found.native is None else \
             f"no native tool call came back to a one-line probe (it wrote {found.said!r})"
+        if known:
+            reason += " (asked once for this model and server, by an earlier session in this process)"
         self.format = "json"
         self.session.events.emit(ev.ToolFormat(format="json", reason=reason), AGENT)
 
@@ -473,7 +504,8 @@ class Agent:
         self.format = to or ("json" if getattr(self.model, "own_server", False) else "text")
         self._silent = 0
         self.session.events.emit(ev.ToolFormat(format=self.format, reason=reason), AGENT)
-        listing = text_actions.instructions(text_actions.compact_listing(self._schemas()), held=self.format == "json")
+        listing = text_actions.instructions(text_actions.compact_listing(self._schemas()), held=self.format == "json",
+                                            tools=self.tools)
         if was == "native":
             intro = "Your tool calls are not coming through. From now on, call tools by writing them as text."
         else:

@@ -25,6 +25,26 @@ class Probe:
     tokens: int = 0
 
 
+_answers: dict[tuple, Probe] = {}   # (model, server) -> its answer: one probe per process
+_answers_lock = threading.Lock()
+
+
+def probe_once(model, cancel: threading.Event | None = None) -> tuple[Probe, bool]:
+    """probe_native, asked once per model and server in this process (a batch's worker runs
+    trial after trial on one server: a probe before each would cost a request, and on a server
+    with one slot, the cached prompt of the trial before). Returns (the answer, whether it was
+    known already)."""
+    key = (getattr(model, "name", ""), getattr(model, "api_base", None))
+    with _answers_lock:
+        known = _answers.get(key)
+    if known is not None:
+        return known, True
+    found = probe_native(model, cancel=cancel)
+    with _answers_lock:
+        _answers[key] = found
+    return found, False
+
+
 def refuses_tools(e: ModelError) -> bool:
     """A provider that does not take `tools` at all (not a failure of one request)."""
     return e.kind == "bad_request" and "tool" in str(e).lower()

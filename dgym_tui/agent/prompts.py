@@ -1,6 +1,13 @@
 """The agent's system prompt (a template a user may replace) and its task.
 
-The template is formatted with str.format: {repo}, {entrypoint}, {tools} (one line per tool)
+The prompt is assembled from the agent's tools: each tool brings its own lines of the way to work
+(`Tool.guidance`, or `brief` for the short prompt of small models), so an arm without pdb is told
+nothing of pdb. What every trial of an arm shares comes first and what is the task's own last
+(the repository's name, the sandbox, the entrypoint), so that a model server that keeps a prompt's
+prefix (llama.cpp's slots, providers' prompt caching) reuses it from one trial to the next.
+
+A template is formatted with str.format: {workflow} (the tools' lines), {tools} (one line per
+tool, or the tools and the form of an action for text and JSON actions), {repo}, {entrypoint}
 and {sandbox}. A user's own template (`[agent] system_prompt_file` in config.toml, or
 --system-prompt FILE) may use any of them.
 """
@@ -10,43 +17,35 @@ from __future__ import annotations
 from pathlib import Path
 
 SYSTEM_PROMPT = """\
-You are a debugging agent working in the Python repository "{repo}", side by side with a person
-who watches everything you do and approves your changes. The code runs in a sandbox
-({sandbox}); a live pdb session runs `{entrypoint}` there, and the person may use it too.
+You are a debugging agent working in a Python repository, side by side with a person who watches
+everything you do and approves your changes. The repository's code runs in a sandbox.
 
 Find the root cause of the failure, then fix it with the smallest correct change. Work like an
-experienced developer with a debugger:
-- read the failing tests and the code they call (view, grep, listdir);
-- set breakpoints where the wrong value should appear and inspect the program's state with pdb
-  (`b file.py:line`, `c`, `p expr`, `pp expr`, `where`, `up`, `n`, `s`) rather than guessing;
-- pdb here does more: `watch EXPR` shows a value after every command; `log file.py:line text
-  {{expr}}` prints values each time a line runs without stopping (a cheap trace of a loop);
-  `hit N 3` stops breakpoint N only on its 3rd hit; `dbreak EXPR` stops right after the line
-  that changes a value (who corrupts `self.total`?) with its old and new values; `history`
-  lists this run's stops and `back N` runs the program again to stop N (a step back);
-- change code with edit once you know the cause; then run eval to check the tests;
-- when the tests pass and you are done, call submit with a one-line summary.
+experienced developer:
+{workflow}
 
 Call exactly the tools you need, one step at a time. When the person rejects an action, read
-their comment and follow it. Messages from the person (hints, what they did in the debugger)
-come as user messages: take them into account.
+their comment and follow it. Messages from the person (hints, what they did meanwhile) come as
+user messages: take them into account.
 
 Tools:
 {tools}
+
+This task's repository is "{repo}"; it runs in {sandbox}, as `{entrypoint}`.
 """
 
-# Text actions (agent/text_actions.py): for small context windows and small models, the same
-# work in fewer words; {tools} holds the tools and the form of an action.
+# Text and JSON actions (agent/text_actions.py): for small context windows and small models, the
+# same work in fewer words; {tools} holds the tools and the form of an action.
 TEXT_SYSTEM_PROMPT = """\
-You are a debugging agent in the Python repository "{repo}". Its code runs in a sandbox
-({sandbox}); a live pdb session runs `{entrypoint}` there. A person watches and approves.
+You are a debugging agent in a Python repository. Its code runs in a sandbox. A person watches and
+approves.
 
 Find the root cause of the failing tests and fix it with the smallest correct change:
-1. read the failing test and the code it calls (view, grep, listdir);
-2. use pdb to check your idea: `b file.py:LINE` then `c`, then `p EXPR` or `where`;
-3. fix the code with edit, run eval to check the tests, then submit with a one-line summary.
+{workflow}
 
 {tools}
+
+This task's repository is "{repo}"; it runs in {sandbox}, as `{entrypoint}`.
 """
 
 TASK_FROM_TESTS = """\
@@ -56,6 +55,11 @@ The test suite of this repository fails. Here is pytest's report of the failures
 
 Find why, and fix the code (not the tests, unless a test is clearly wrong)."""
 
+HANGS = """\
+{hangs}
+A test stopped at its time limit is still running when it is stopped: it loops or waits forever
+(or is far too slow). The line above is where it was."""
+
 NO_FAILURES = """\
 The test suite of this repository passes; pytest reports:
 
@@ -63,6 +67,23 @@ The test suite of this repository passes; pytest reports:
 
 Ask the person what to look at, or look for a bug they may have described in the repository's
 README or issues."""
+
+
+def workflow(tools, brief: bool = False) -> str:
+    """The tools' own lines of the way to work, in the order the work goes (`tools`: name ->
+    Tool). brief: one numbered line per step, in a few words, for small models."""
+    ordered = sorted(tools.values(), key=lambda t: (t.order, t.name))
+    if not brief:
+        return "\n".join(f"- {line}" for t in ordered for line in t.guidance.splitlines() if line.strip())
+    reading = [t.brief for t in ordered if t.brief and t.order < 40]
+    steps = []
+    if reading:
+        steps.append(f"read the failing test and the code it calls ({', '.join(reading)});")
+    steps += [f"{t.brief};" for t in ordered if t.brief and 40 <= t.order < 70]
+    closing = [t.brief for t in ordered if t.brief and t.order >= 70]
+    if closing:
+        steps.append(", ".join(closing) + ".")
+    return "\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1))
 
 
 def system_prompt(template: str | None, **values) -> str:
@@ -82,6 +103,14 @@ def load_template(path: str | Path) -> str:
 
 
 def task_from_tests(tests) -> str:
-    """The default task: the failing tests' output (its tail, which holds the failures)."""
+    """The default task: the failing tests' output (its tail, which holds the failures), and
+    the tests stopped at their time limit with the place each was."""
     report = tests.output.strip()[-6000:] or tests.summary()
-    return (TASK_FROM_TESTS if not tests.ok else NO_FAILURES).format(report=report)
+    text = (TASK_FROM_TESTS if not tests.ok else NO_FAILURES).format(report=report)
+    hung = getattr(tests, "timed_out", None) or []
+    if hung and "Stopped at the time limit:" not in report:
+        lines = "\n".join(f"- {h['test']}: timed out after {h['seconds']:g} s at {h['where']}" for h in hung)
+        text += "\n\n" + HANGS.format(hangs="Stopped at the time limit:\n" + lines)
+    elif hung:
+        text += "\n\n" + HANGS.format(hangs="").lstrip("\n")
+    return text

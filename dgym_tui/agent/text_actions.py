@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 from dgym_tui.agent.model import ToolCall
 
-EXAMPLE = '```json\n{"name": "pdb", "arguments": {"command": "c"}}\n```'
 ID_PREFIX = "text_"  # the ids of calls read from text (no native call to answer)
 FORM = 'one action as fenced JSON: ```json {"name": TOOL, "arguments": {...}}```'
 HELD_FORM = 'one JSON object: {"thought": "...", "name": TOOL, "arguments": {...}}'
@@ -63,20 +62,37 @@ class Parsed:
     note: str = ""
 
 
-JSON_EXAMPLE = '{"thought": "See which files the repository holds.", "name": "listdir", "arguments": {"path": "."}}'
 THOUGHT_MAX = 600  # characters of a JSON action's thought: room to reason, none to ramble
+# The example action of the prompt: the first of these the agent has (an arm without pdb is
+# never shown a pdb call), with the thought a JSON action gives it. A fenced action shows pdb
+# first, where there is pdb; a JSON action, whose thought comes with it, starts by looking around.
+EXAMPLES = (("pdb", {"command": "c"}, "Run on to the breakpoint."),
+            ("listdir", {"path": "."}, "See which files the repository holds."),
+            ("eval", {}, "Run the tests to see what fails."),
+            ("grep", {"pattern": "def main"}, "Find where main is defined."))
 
 
-def instructions(tool_listing: str, held: bool = False) -> str:
+def example(tools=None, held: bool = False) -> str:
+    """One action in the answer's form, calling a tool of `tools` (names; None: any)."""
+    order = EXAMPLES[1:2] + EXAMPLES[:1] + EXAMPLES[2:] if held else EXAMPLES
+    name, args, thought = next((e for e in order if tools is None or e[0] in tools),
+                               (sorted(tools)[0] if tools else "submit", {}, "Say it is done."))
+    if held:
+        return json.dumps({"thought": thought, "name": name, "arguments": args})
+    return "```json\n" + json.dumps({"name": name, "arguments": args}) + "\n```"
+
+
+def instructions(tool_listing: str, held: bool = False, tools=None) -> str:
     """The part of the prompt that replaces native tools: the tools and the answer's form
-    (`held`: JSON actions, whose form the server enforces)."""
+    (`held`: JSON actions, whose form the server enforces), the example calling one of `tools`."""
     if held:
         return (f"Tools (call them by writing an action):\n{tool_listing}\n\n"
                 "Answer every time with one JSON object: a short thought, then one tool's name and its "
-                "arguments, like this:\n" + JSON_EXAMPLE + "\nOne action per reply; its result comes back to you.")
+                "arguments, like this:\n" + example(tools, held=True) +
+                "\nOne action per reply; its result comes back to you.")
     return (f"Tools (call them by writing an action, not code):\n{tool_listing}\n\n"
             "Answer every time with a short thought, then exactly one action as a fenced JSON block, "
-            "like this:\n" + EXAMPLE + "\nThe action's \"name\" is one of the tools above and \"arguments\" "
+            "like this:\n" + example(tools) + "\nThe action's \"name\" is one of the tools above and \"arguments\" "
             "its arguments. One action per reply; wait for its result before the next.")
 
 

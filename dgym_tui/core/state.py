@@ -37,6 +37,8 @@ class AgentView:
     conversation: list[dict] = field(default_factory=list)  # the messages, in order
     origins: list[str] = field(default_factory=list)        # who each message is from
     tool_format: str = "native"    # how the agent calls tools now: native | json | text
+    tools: list[str] = field(default_factory=list)      # the tools it has now
+    schedule: dict = field(default_factory=dict)        # tool -> edits after which it comes (not yet there)
 
 
 @dataclass
@@ -194,11 +196,17 @@ class DebugState:
     def _agent_started(self, d: ev.AgentStarted, actor: str) -> set[str]:
         before = self.agent
         self.agent = AgentView(model=d.model, mode=d.mode, state="running", max_steps=d.max_steps,
-                               max_cost=d.max_cost, scripted=d.scripted, tool_format=d.tool_format)
+                               max_cost=d.max_cost, scripted=d.scripted, tool_format=d.tool_format,
+                               tools=list(d.tools), schedule=dict(d.schedule))
         if d.resumed:  # the same conversation goes on (resume, take-over)
             self.agent.conversation = before.conversation[:d.resumed]
             self.agent.origins = before.origins[:d.resumed]
             self.agent.step, self.agent.tokens, self.agent.cost = before.step, before.tokens, before.cost
+        return {"agent"}
+
+    def _tools_unlocked(self, d: ev.ToolsUnlocked, actor: str) -> set[str]:
+        self.agent.tools = sorted({*self.agent.tools, *d.tools})
+        self.agent.schedule = {k: v for k, v in self.agent.schedule.items() if k not in d.tools}
         return {"agent"}
 
     def _tool_format(self, d: ev.ToolFormat, actor: str) -> set[str]:

@@ -121,12 +121,12 @@ def _person_messages(action: PersonAction) -> list[dict]:
 
 def _system_prompt(story: Story) -> str:
     """For a session without an agent: the agent's own system prompt, filled for this repo."""
-    from dgym_tui.agent.prompts import system_prompt
+    from dgym_tui.agent.prompts import system_prompt, workflow
     from dgym_tui.tools import registry
 
     tools = registry()
     listing = "\n".join(f"- {name}: {tools[name].summary}" for name in sorted(tools))
-    return system_prompt(None, repo=story.repo_name, tools=listing,
+    return system_prompt(None, repo=story.repo_name, tools=listing, workflow=workflow(tools),
                          entrypoint=story.header.get("entrypoint") or "the tests",
                          sandbox=story.header.get("sandbox") or "a sandbox")
 

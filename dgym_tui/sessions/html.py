@@ -291,6 +291,8 @@ class _Builder:
             return actor, "notice", f"! {d.message}", ""
         if isinstance(d, ev.ToolFormat):
             return actor, "notice", f"⇄ tool calls as {d.format} from now on: {d.reason}", ""
+        if isinstance(d, ev.ToolsUnlocked):
+            return actor, "notice", f"⊕ tools given to the agent: {', '.join(d.tools)} (after {d.edits} edits)", ""
         if isinstance(d, ev.Error):
             return actor, "error", f"✖ {d.message}", ""
         if isinstance(d, ev.Checkpoint):

@@ -199,6 +199,9 @@ class Transcript(VerticalScroll, can_focus=True):
             return self._line(actor, "💬 hint for the agent: $t", "hint", t=d.text)
         if isinstance(d, ev.ToolFormat):
             return self._line(actor, "[$warning]⇄ tool calls as $f from now on[/]: $r", "agent", f=d.format, r=d.reason)
+        if isinstance(d, ev.ToolsUnlocked):
+            return self._line(actor, "[$warning]⊕ tools given to the agent[/]: $t (after $n edits)", "agent",
+                              t=", ".join(d.tools), n=str(d.edits))
         if isinstance(d, ev.ModelRetry):
             return self._line(actor, "[dim]model: retrying in $w s ($r)[/]", "retry", w=f"{d.wait_s:.0f}", r=d.reason)
         if isinstance(d, ev.Restored):
