@@ -14,7 +14,8 @@ import pytest
 from browser import Browser, chromium_path, file_url
 
 from dgym_tui.batch import run_dir as rd
-from dgym_tui.batch.report import paired, summary_md, wilson, write_all
+from dgym_tui.batch.report import summary_md, wilson, write_all
+from dgym_tui.batch.stats import stats
 from dgym_tui.batch.spec import Task, TrialOutcome
 from dgym_tui.demo import demo_session
 
@@ -40,8 +41,9 @@ def test_paired_counts_tasks_scored_in_both_arms():
                result("c", "nopdb", "resolved", attempt=2),
                result("d", "pdb", "unresolved"), result("d", "nopdb", "error"),  # not scored in both
                result("e", "pdb", "unresolved"), result("e", "nopdb", "limit")]
-    p = paired(results, "pdb", "nopdb")
-    assert p == {"both": ["a"], "only_first": ["b"], "only_second": ["c"], "neither": ["e"]}
+    [p] = stats(results, [{"name": "pdb"}, {"name": "nopdb"}], attempts=2)["pairs"]
+    assert {k: p[k] for k in ("both", "only_first", "only_second", "neither")} == \
+        {"both": ["a"], "only_first": ["b"], "only_second": ["c"], "neither": ["e"]}
 
 
 def test_an_arm_whose_model_has_no_price_costs_unknown_not_zero():

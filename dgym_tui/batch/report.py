@@ -1,39 +1,32 @@
-"""The batch's report: results.jsonl, summary.md and a self-contained report.html, with every
-trial's HTML replay in replays/. Made from RUN_DIR alone (run_dir.load_results), so it can be
-made again at any time: `write_all(run_dir)`.
+"""The batch's report: results.jsonl, stats.json, summary.md and a self-contained report.html,
+with every trial's HTML replay in replays/. Made from RUN_DIR alone (run_dir.load_results), so it
+can be made again at any time: `write_all(run_dir)`.
 
-The figures: per arm the resolved rate over the scored trials (errors, ours or the provider's,
-are counted apart and never as unresolved) with a 95% Wilson interval; for each pair of arms,
-the tasks both / only one / neither resolved (a task counts as resolved by an arm when any of its
-attempts was); steps, cost and time distributions; tool use. Charts are matplotlib's, as inline
-SVG (text kept as text); matplotlib is imported only here, when a report is made.
+The figures are batch/stats.py's: per arm the resolved rate over the scored trials (errors, ours
+or the provider's, are counted apart and never as unresolved) with a 95% Wilson interval and, with
+several attempts, pass@k; for each pair of arms the tasks both / only one / neither resolved,
+McNemar's exact p and the difference in rate with a bootstrap interval; each task's attempts; what
+could not be scored and why. Charts: steps, cost (tokens where the price is unknown, as a local
+model's) and time distributions, tool use: matplotlib's, as inline SVG (text kept as text);
+matplotlib is imported only here, when a report is made.
 """
 
 from __future__ import annotations
 
 import html
 import io
-import itertools
-import math
+import json
 import os
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 from dgym_tui.batch import run_dir as rd
+from dgym_tui.batch.stats import SCORED, stats, wilson
 from dgym_tui.core.safe_text import one_line
 
-SCORED = ("resolved", "unresolved", "limit")
-
-
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n trials (95% by default); (0, 1) for n = 0."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+__all__ = ["arm_stats", "stats_of", "summary_md", "report_html", "total_cost", "wilson", "write_all"]
+MARKS = {"resolved": "✓", "unresolved": "✗", "limit": "L", "error": "E"}
 
 
 def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
@@ -42,7 +35,8 @@ def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
     arms: dict[str, dict] = {}
 
     def new() -> dict:
-        return {"counts": Counter(), "steps": [], "cost": [], "seconds": [], "tools": Counter(), "cost_unknown": 0}
+        return {"counts": Counter(), "steps": [], "cost": [], "seconds": [], "tokens": [], "tools": Counter(),
+                "cost_unknown": 0}
 
     for name in order:
         arms[name] = new()
@@ -52,6 +46,7 @@ def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
         if r.get("status") != "error":
             a["steps"].append(int(r.get("steps") or 0))
             a["seconds"].append(float(r.get("seconds") or 0))
+            a["tokens"].append(int(r.get("tokens") or 0))
             if r.get("cost") is None:
                 a["cost_unknown"] += 1
             else:
@@ -63,22 +58,6 @@ def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
         a["rate"] = a["resolved"] / a["scored"] if a["scored"] else None
         a["interval"] = wilson(a["resolved"], a["scored"])
     return arms
-
-
-def paired(results: list[dict], first: str, second: str) -> dict[str, list[str]]:
-    """Tasks both arms were scored on, split by who resolved them (any attempt)."""
-    scored: dict[str, dict[str, bool]] = defaultdict(dict)
-    for r in results:
-        if r.get("status") in SCORED and r.get("arm") in (first, second):
-            seen = scored[r["task"]]
-            seen[r["arm"]] = seen.get(r["arm"], False) or r["status"] == "resolved"
-    out = {"both": [], "only_first": [], "only_second": [], "neither": []}
-    for task, by_arm in scored.items():
-        if len(by_arm) < 2:
-            continue
-        a, b = by_arm[first], by_arm[second]
-        out["both" if a and b else "only_first" if a else "only_second" if b else "neither"].append(task)
-    return out
 
 
 def _pct(x: float | None) -> str:
@@ -101,31 +80,75 @@ def total_cost(arm: dict) -> str:
     return f"${sum(arm['cost']):.4f}" + (f" (+{arm['cost_unknown']} unknown)" if arm["cost_unknown"] else "")
 
 
+def stats_of(run_dir: Path) -> dict:
+    """batch/stats.py's figures for RUN_DIR (what stats.json holds)."""
+    config = rd.load_batch(run_dir)
+    return stats(rd.load_results(run_dir), config.get("arms") or [], int(config.get("attempts") or 1))
+
+
+def _arm_label(arm: dict) -> str:
+    unlock = arm.get("unlock") or {}
+    return ", ".join(f"{t} after {unlock[t]} edits" if t in unlock else t for t in arm.get("tools") or []) or "every tool"
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f} pts"
+
+
+def _p(x: float) -> str:
+    return f"{x:.3g}" if x >= 0.001 else "<0.001"
+
+
 def summary_md(run_dir: Path) -> str:
     config = rd.load_batch(run_dir)
     results = rd.load_results(run_dir)
-    arms = arm_stats(results, [a.get("name") for a in config.get("arms") or []])
+    figures = stats(results, config.get("arms") or [], int(config.get("attempts") or 1))
+    attempts = figures["attempts"]
+    arms = arm_stats(results, list(figures["arms"]))
     lines = [f"# Batch: {config.get('model')} on {config.get('tasks')}", "",
-             f"{len(results)} trial(s) finished; {config.get('attempts', 1)} attempt(s) per task and arm. "
-             "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval.", "",
-             "| arm | resolved | unresolved | limit | error | rate | 95% interval | median steps | total cost |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for name, a in arms.items():
-        c = a["counts"]
-        lo, hi = a["interval"]
-        cost = total_cost(a)
-        med = _median(a["steps"])
+             f"{len(results)} trial(s) finished; {attempts} attempt(s) per task and arm. "
+             "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval."
+             + (" pass@k: the unbiased estimate from each task's scored attempts." if attempts > 1 else ""), ""]
+    lines += ["| arm | tools |", "|---|---|"]
+    lines += [f"| {_md(name)} | {_md(_arm_label(arm))} |" for name, arm in figures["arms"].items()]
+    ks = [str(k) for k in range(1, attempts + 1)] if attempts > 1 else []
+    lines += ["", "| arm | resolved | unresolved | limit | error | rate | 95% interval | "
+              + "".join(f"pass@{k} | " for k in ks) + "median steps | median tokens | total cost |",
+              "|---|---|---|---|---|---|---|" + "---|" * len(ks) + "---|---|---|"]
+    for name, f in figures["arms"].items():
+        c = f["counts"]
+        lo, hi = f["interval"]
+        passes = "".join(f"{_pct(f['pass_at_k'][k]['value'])} | " for k in ks)
+        steps, tokens = f["steps_median"], f["tokens_median"]
         lines.append(f"| {_md(name)} | {c['resolved']} | {c['unresolved']} | {c['limit']} | {c['error']} | "
-                     f"{_pct(a['rate'])} | {_pct(lo)}–{_pct(hi)} | {'–' if med is None else f'{med:g}'} | {cost} |")
-    for first, second in itertools.combinations(arms, 2):
-        p = paired(results, first, second)
-        lines += ["", f"## {_md(first)} against {_md(second)} (tasks scored in both)", "",
-                  f"| both resolved | only {_md(first)} | only {_md(second)} | neither |", "|---|---|---|---|",
-                  f"| {len(p['both'])} | {len(p['only_first'])} | {len(p['only_second'])} | {len(p['neither'])} |"]
+                     f"{_pct(f['rate'])} | {_pct(lo)}–{_pct(hi)} | {passes}{'–' if steps is None else f'{steps:g}'} | "
+                     f"{'–' if tokens is None else f'{tokens:g}'} | {total_cost(arms[name])} |")
+    for pair in figures["pairs"]:
+        first, second = _md(pair["first"]), _md(pair["second"])
+        lo, hi = pair["interval"]
+        lines += ["", f"## {first} against {second} ({pair['tasks']} tasks scored in both)", "",
+                  f"| both resolved | only {first} | only {second} | neither | McNemar's exact p | "
+                  f"{second} − {first} | 95% bootstrap interval |", "|---|---|---|---|---|---|---|",
+                  f"| {len(pair['both'])} | {len(pair['only_first'])} | {len(pair['only_second'])} | "
+                  f"{len(pair['neither'])} | {_p(pair['mcnemar_p'])} | {_points(pair['difference'])} | "
+                  f"{_points(lo)} to {_points(hi)} |"]
+    names = list(figures["arms"])
+    lines += ["", "## Per task", "", "Each attempt: ✓ resolved, ✗ unresolved, L limit, E error.", "",
+              "| task | " + " | ".join(_md(n) for n in names) + " |", "|---|" + "---|" * len(names)]
+    for task, row in figures["tasks"].items():
+        lines.append(f"| {_md(task)} | " + " | ".join("".join(MARKS.get(s, "?") for s in row[n]) or "–"
+                                                       for n in names) + " |")
     errors = [r for r in results if r.get("status") == "error"]
     if errors:
-        lines += ["", "## Errors (ours or the provider's; `--retry errors` runs them again)", ""]
-        lines += [f"- {_md(r.get('trial', '?'))}: {_md(r.get('reason') or '')}" for r in errors]
+        lines += ["", "## Not scored (errors, ours or the provider's; `--retry errors` runs them again)", ""]
+        for name, f in figures["arms"].items():
+            if f["counts"]["error"]:
+                lost = f["unscored_tasks"]
+                lines.append(f"- {_md(name)}: {f['counts']['error']} trial(s) in error; "
+                             f"{len(lost)} task(s) with no scored attempt"
+                             + (": " + "; ".join(f"{_md(t)} ({_md(', '.join(why))})" for t, why in lost.items())
+                                if lost else ""))
+        lines += [f"  - {_md(r.get('trial', '?'))}: {_md(r.get('reason') or '')}" for r in errors]
     return "\n".join(lines) + "\n"
 
 
@@ -169,11 +192,13 @@ def _chart_rates(arms: dict) -> str:
     return _svg(fig)
 
 
-def _chart_distributions(arms: dict) -> str:
+def _chart_distributions(arms: dict, priced: bool = True) -> str:
+    """Steps, cost (tokens when no trial has a known price) and seconds, per arm."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(9, 2.6))
     names = [one_line(n) for n in arms]
-    for ax, key, label in zip(axes, ("steps", "cost", "seconds"), ("steps", "cost (USD)", "seconds")):
+    middle = ("cost", "cost (USD)") if priced else ("tokens", "tokens")
+    for ax, (key, label) in zip(axes, (("steps", "steps"), middle, ("seconds", "seconds"))):
         data = [a[key] or [0] for a in arms.values()]
         ax.boxplot(data, showmeans=True)
         ax.set_xticks(range(1, len(names) + 1), names)
@@ -218,46 +243,83 @@ def _e(text) -> str:
 def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
     config = rd.load_batch(run_dir)
     results = rd.load_results(run_dir)
-    arms = arm_stats(results, [a.get("name") for a in config.get("arms") or []])
+    figures = stats(results, config.get("arms") or [], int(config.get("attempts") or 1))
+    attempts = figures["attempts"]
+    arms = arm_stats(results, list(figures["arms"]))
     replays = replays or set()
+    ks = [str(k) for k in range(1, attempts + 1)] if attempts > 1 else []
     out = ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
            "img-src data:; base-uri 'none'; form-action 'none'\">\n"
            f"<title>dgym-tui batch: {_e(config.get('model'))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
            f"<h1>Batch: {_e(config.get('model'))} on {_e(config.get('tasks'))}</h1>\n",
-           f"<p class=\"muted\">{len(results)} trial(s) finished; {_e(config.get('attempts', 1))} attempt(s) per "
+           f"<p class=\"muted\">{len(results)} trial(s) finished; {_e(attempts)} attempt(s) per "
            f"task and arm; max steps {_e(config.get('max_steps'))}; sandbox {_e(config.get('sandbox'))}. The rate is "
            "resolved over scored trials (errors, ours or the provider's, are counted apart), with a 95% Wilson "
-           "interval.</p>\n", "<h2>Resolved rate per arm</h2>\n<table id=\"rates\">\n<tr><th>arm</th><th>tools</th>"
+           "interval" + ("; pass@k is the unbiased estimate from each task's scored attempts" if ks else "") +
+           ".</p>\n", "<h2>Resolved rate per arm</h2>\n<table id=\"rates\">\n<tr><th>arm</th><th>tools</th>"
            "<th>resolved</th><th>unresolved</th><th>limit</th><th>error</th><th>rate</th><th>95% interval</th>"
-           "<th>median steps</th><th>total cost</th><th>median time</th></tr>\n"]
-    tools_of = {a.get("name"): a.get("tools") or [] for a in config.get("arms") or []}
-    for name, a in arms.items():
-        c = a["counts"]
-        lo, hi = a["interval"]
-        med_s, med_t = _median(a["steps"]), _median(a["seconds"])
-        out.append(f"<tr data-arm=\"{_e(name)}\"><td>{_e(name)}</td><td>{_e(', '.join(tools_of.get(name, [])))}</td>"
+           + "".join(f"<th>pass@{k}</th>" for k in ks) +
+           "<th>median steps</th><th>median tokens</th><th>total cost</th><th>median time</th></tr>\n"]
+    for name, f in figures["arms"].items():
+        c, a = f["counts"], arms[name]
+        lo, hi = f["interval"]
+        med_s, med_t = f["steps_median"], _median(a["seconds"])
+        passes = "".join(f"<td class=\"n pass\" data-k=\"{k}\">{_pct(f['pass_at_k'][k]['value'])}</td>" for k in ks)
+        tokens = f["tokens_median"]
+        out.append(f"<tr data-arm=\"{_e(name)}\"><td>{_e(name)}</td><td>{_e(_arm_label(f))}</td>"
                    f"<td class=n>{c['resolved']}</td><td class=n>{c['unresolved']}</td><td class=n>{c['limit']}</td>"
-                   f"<td class=n>{c['error']}</td><td class=\"n rate\">{_pct(a['rate'])}</td>"
-                   f"<td class=n>{_pct(lo)} – {_pct(hi)}</td><td class=n>{'–' if med_s is None else f'{med_s:g}'}</td>"
+                   f"<td class=n>{c['error']}</td><td class=\"n rate\">{_pct(f['rate'])}</td>"
+                   f"<td class=n>{_pct(lo)} – {_pct(hi)}</td>{passes}"
+                   f"<td class=n>{'–' if med_s is None else f'{med_s:g}'}</td>"
+                   f"<td class=n>{'–' if tokens is None else f'{tokens:g}'}</td>"
                    f"<td class=n>{_e(total_cost(a))}</td>"
                    f"<td class=n>{'–' if med_t is None else f'{med_t:.1f} s'}</td></tr>\n")
     out.append("</table>\n")
     if arms:
         out.append(f"<div class=\"chart\">{_chart_rates(arms)}</div>\n")
-    for first, second in itertools.combinations(arms, 2):
-        p = paired(results, first, second)
-        out.append(f"<h2>{_e(first)} against {_e(second)}</h2>\n<p class=\"muted\">Tasks scored in both arms; "
-                   "resolved by an arm when any of its attempts was.</p>\n<table class=\"paired\">\n"
-                   f"<tr><th>both resolved</th><th>only {_e(first)}</th><th>only {_e(second)}</th><th>neither</th></tr>\n"
-                   "<tr>" + "".join(f"<td class=n title=\"{_e(', '.join(p[k]))}\">{len(p[k])}</td>"
-                                    for k in ("both", "only_first", "only_second", "neither")) + "</tr>\n</table>\n")
+    for pair in figures["pairs"]:
+        first, second = _e(pair["first"]), _e(pair["second"])
+        lo, hi = pair["interval"]
+        out.append(f"<h2>{first} against {second}</h2>\n<p class=\"muted\">{pair['tasks']} tasks scored in both "
+                   "arms; resolved by an arm when any of its attempts was. McNemar's exact test on the tasks only "
+                   "one arm resolved; the difference in resolved rate with a 95% bootstrap interval over tasks.</p>\n"
+                   "<table class=\"paired\">\n"
+                   f"<tr><th>both resolved</th><th>only {first}</th><th>only {second}</th><th>neither</th>"
+                   f"<th>McNemar's exact p</th><th>{second} − {first}</th><th>95% bootstrap interval</th></tr>\n<tr>"
+                   + "".join(f"<td class=n title=\"{_e(', '.join(pair[k]))}\">{len(pair[k])}</td>"
+                             for k in ("both", "only_first", "only_second", "neither"))
+                   + f"<td class=\"n mcnemar\">{_p(pair['mcnemar_p'])}</td><td class=\"n difference\">"
+                     f"{_points(pair['difference'])}</td><td class=n>{_points(lo)} to {_points(hi)}</td></tr>\n</table>\n")
     if arms:
-        out.append("<h2>Steps, cost and time</h2>\n<p class=\"muted\">Scored trials; boxes are quartiles, "
-                   "triangles the means.</p>\n" f"<div class=\"chart\">{_chart_distributions(arms)}</div>\n")
+        priced = any(a["cost"] for a in arms.values())
+        out.append("<h2>Steps, " + ("cost" if priced else "tokens") + " and time</h2>\n<p class=\"muted\">Scored "
+                   "trials; boxes are quartiles, triangles the means." + ("" if priced else " The model has no "
+                   "known price (a local one): its tokens are charted instead of a cost.") + "</p>\n"
+                   f"<div class=\"chart\">{_chart_distributions(arms, priced)}</div>\n")
         tools_chart = _chart_tools(arms)
         if tools_chart:
             out.append(f"<h2>Tool use</h2>\n<div class=\"chart\">{tools_chart}</div>\n")
+    names = list(figures["arms"])
+    out.append("<h2>Per task</h2>\n<p class=\"muted\">Each attempt: ✓ resolved, ✗ unresolved, L limit, "
+               "E error.</p>\n<table id=\"tasks\">\n<tr><th>task</th>"
+               + "".join(f"<th>{_e(n)}</th>" for n in names) + "</tr>\n")
+    for task, row in figures["tasks"].items():
+        out.append(f"<tr><td>{_e(task)}</td>" + "".join(
+            f"<td class=\"attempts\">{_e(''.join(MARKS.get(s, '?') for s in row[n]) or '–')}</td>" for n in names)
+            + "</tr>\n")
+    out.append("</table>\n")
+    if any(f["counts"]["error"] for f in figures["arms"].values()):
+        out.append("<h2>Not scored</h2>\n<p class=\"muted\">Errors, ours or the provider's: never counted as "
+                   "unresolved; <code>--retry errors</code> runs them again.</p>\n<ul id=\"unscored\">\n")
+        for name, f in figures["arms"].items():
+            if not f["counts"]["error"]:
+                continue
+            lost = f["unscored_tasks"]
+            out.append(f"<li>{_e(name)}: {f['counts']['error']} trial(s) in error, {len(lost)} task(s) with no "
+                       "scored attempt" + ("".join(f"<br>{_e(t)}: {_e('; '.join(why))}" for t, why in lost.items()))
+                       + "</li>\n")
+        out.append("</ul>\n")
     out.append("<h2>Trials</h2>\n<table id=\"trials\">\n<tr><th>trial</th><th>status</th><th>why</th><th>steps</th>"
                "<th>cost</th><th>time</th><th>tools</th></tr>\n")
     for r in results:
@@ -301,9 +363,10 @@ def write_replays(run_dir: Path) -> set[str]:
 
 
 def write_all(run_dir: str | Path) -> None:
-    """results.jsonl (rebuilt), summary.md, replays/ and report.html."""
+    """results.jsonl (rebuilt), stats.json, summary.md, replays/ and report.html."""
     run_dir = Path(run_dir)
     rd.rebuild_results(run_dir)
+    rd.write_atomic(run_dir / "stats.json", (json.dumps(stats_of(run_dir), indent=2, ensure_ascii=False) + "\n").encode())
     rd.write_atomic(run_dir / "summary.md", summary_md(run_dir).encode("utf-8"))
     replays = write_replays(run_dir)
     rd.write_atomic(run_dir / "report.html", report_html(run_dir, replays).encode("utf-8"))

@@ -1,0 +1,155 @@
+"""The statistics a batch's report gives, from its results alone (stdlib only):
+
+- per arm, the resolved rate over its scored trials with a 95% Wilson interval, and with K
+  attempts per task the unbiased pass@k for k = 1..K (Chen et al. 2021: 1 - C(n-c, k) / C(n, k)
+  for a task with n scored attempts of which c resolved, averaged over the tasks with n >= k);
+- for each pair of arms, over the tasks both scored: how many both / only one / neither resolved
+  (a task counts as resolved by an arm when any attempt was), McNemar's exact test on the tasks
+  only one resolved (two-sided binomial, p = 0.5), and the difference in resolved rate with a
+  95% bootstrap interval that resamples tasks (seeded: the same run gives the same interval);
+- per task, each arm's attempts; what each arm could not score (errors, ours or the provider's),
+  and why.
+
+`stats(results, arms)` returns all of it as plain data: stats.json, summary.md and report.html
+are views of it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+
+SCORED = ("resolved", "unresolved", "limit")
+BOOTSTRAP = 10_000
+SEED = 20261127
+Z95 = 1.959964
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials (95% by default); (0, 1) for n = 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimate of pass@k from n attempts with c successes (k <= n)."""
+    if not 0 < k <= n or not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 0 < k <= n and 0 <= c <= n (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """McNemar's exact test: the two-sided p-value that b against c discordant pairs arose with
+    either side equally likely (a binomial test at p = 0.5). 1.0 when there are none."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def bootstrap_difference(pairs: list[tuple[list[bool], list[bool]]], resamples: int = BOOTSTRAP,
+                         seed: int = SEED) -> tuple[float, tuple[float, float]]:
+    """The difference in resolved rate (second arm minus first) over tasks both arms scored, each
+    pair holding the two arms' attempts on one task, with its 95% percentile interval from
+    resampling tasks with replacement."""
+    def difference(sample) -> float:
+        a = [x for first, _ in sample for x in first]
+        b = [x for _, second in sample for x in second]
+        return sum(b) / len(b) - sum(a) / len(a)
+
+    if not pairs:
+        return 0.0, (0.0, 0.0)
+    point = difference(pairs)
+    rng = random.Random(seed)
+    draws = sorted(difference([pairs[rng.randrange(len(pairs))] for _ in pairs]) for _ in range(resamples))
+    return point, (draws[int(0.025 * resamples)], draws[min(resamples - 1, int(0.975 * resamples))])
+
+
+def stats(results: list[dict], arms: list[dict] | None = None, attempts: int = 1) -> dict:
+    """All of the report's figures from the trials' results (result.json dicts). arms: batch.json's
+    arms, for their order, tools and schedules."""
+    arms = list(arms or [])
+    order = [a.get("name") for a in arms]
+    by_arm_task: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in sorted(results, key=lambda r: (r.get("task", ""), r.get("attempt", 0))):
+        by_arm_task[r.get("arm", "?")][r.get("task", "?")].append(r)
+        if r.get("arm") not in order:
+            order.append(r.get("arm", "?"))
+    described = {a.get("name"): a for a in arms}
+    tasks = sorted({r.get("task", "?") for r in results})
+    out: dict = {"attempts": attempts, "arms": {}, "pairs": [], "tasks": {}}
+    for name in order:
+        out["arms"][name] = _arm(name, by_arm_task[name], described.get(name, {}), attempts)
+    for i, first in enumerate(order):
+        for second in order[i + 1:]:
+            out["pairs"].append(_pair(first, second, by_arm_task[first], by_arm_task[second]))
+    for task in tasks:
+        out["tasks"][task] = {name: [r.get("status", "error") for r in by_arm_task[name].get(task, [])]
+                              for name in order}
+    return out
+
+
+def _arm(name: str, by_task: dict[str, list[dict]], described: dict, attempts: int) -> dict:
+    trials = [r for rs in by_task.values() for r in rs]
+    counts = Counter(r.get("status", "error") for r in trials)
+    scored = sum(counts[s] for s in SCORED)
+    resolved = counts["resolved"]
+    lo, hi = wilson(resolved, scored)
+    passes = {}
+    for k in range(1, max(1, attempts) + 1):
+        values = []
+        for rs in by_task.values():
+            n = sum(1 for r in rs if r.get("status") in SCORED)
+            c = sum(1 for r in rs if r.get("status") == "resolved")
+            if n >= k:
+                values.append(pass_at_k(n, c, k))
+        passes[str(k)] = {"value": sum(values) / len(values) if values else None, "tasks": len(values)}
+    unscored = {task: sorted({(r.get("reason") or r.get("error") or "no reason given").splitlines()[0][:200]
+                              for r in rs if r.get("status") == "error"})
+                for task, rs in by_task.items() if not any(r.get("status") in SCORED for r in rs)}
+    errors = [{"trial": r.get("trial"), "reason": (r.get("reason") or "").splitlines()[0][:300] if r.get("reason") else ""}
+              for r in trials if r.get("status") == "error"]
+    tokens = [int(r.get("tokens") or 0) for r in trials if r.get("status") != "error"]
+    costs = [r.get("cost") for r in trials if r.get("status") != "error"]
+    known = [float(c) for c in costs if c is not None]
+    return {"tools": list(described.get("tools") or []), "unlock": dict(described.get("unlock") or {}),
+            "trials": len(trials), "counts": {s: counts[s] for s in (*SCORED, "error")},
+            "scored": scored, "resolved": resolved, "rate": resolved / scored if scored else None,
+            "interval": [lo, hi], "pass_at_k": passes, "errors": errors, "unscored_tasks": unscored,
+            "tokens_total": sum(tokens), "tokens_median": _median(tokens),
+            "cost_total": sum(known) if known else None, "cost_unknown": len(costs) - len(known),
+            "steps_median": _median([int(r.get("steps") or 0) for r in trials if r.get("status") != "error"]),
+            "timed_out_tests": sum(len(r.get("timed_out") or []) for r in trials)}
+
+
+def _pair(first: str, second: str, a: dict[str, list[dict]], b: dict[str, list[dict]]) -> dict:
+    split: dict[str, list[str]] = {"both": [], "only_first": [], "only_second": [], "neither": []}
+    pairs = []
+    for task in sorted(set(a) & set(b)):
+        xs = [r.get("status") == "resolved" for r in a[task] if r.get("status") in SCORED]
+        ys = [r.get("status") == "resolved" for r in b[task] if r.get("status") in SCORED]
+        if not xs or not ys:
+            continue
+        pairs.append((xs, ys))
+        x, y = any(xs), any(ys)
+        split["both" if x and y else "only_first" if x else "only_second" if y else "neither"].append(task)
+    difference, interval = bootstrap_difference(pairs)
+    return {"first": first, "second": second, "tasks": len(pairs), **split,
+            "mcnemar_p": mcnemar_exact(len(split["only_first"]), len(split["only_second"])),
+            "difference": difference, "interval": list(interval)}
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
