@@ -68,11 +68,15 @@ def session_from(args, repo: Path, **extra):
         from dgym_tui.sandbox.interpreter import find_python
 
         find_python(repo, args.python)
+    if getattr(args, "test_timeout", None) is not None and args.test_timeout < 0:
+        from dgym_tui.sandbox import SandboxError
+
+        raise SandboxError("--test-timeout must be 0 (no limit) or a number of seconds")
     from dgym_tui.core.session import Session
 
     return Session(str(repo), sandbox=args.sandbox, image=args.image, network=args.network,
                    entrypoint=args.entrypoint, python=args.python, memory=args.memory,
-                   deps=deps_options(args, repo), **extra)
+                   deps=deps_options(args, repo), test_timeout=getattr(args, "test_timeout", None), **extra)
 
 
 def deps_options(args, repo):

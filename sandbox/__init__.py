@@ -46,6 +46,15 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
     check_repo_path(repo)
     if kind not in ("auto", "docker", "bwrap", "local"):
         raise SandboxError(f"unknown sandbox {kind!r}: use docker, bwrap, local or auto")
+    if kwargs.get("workdir"):  # the repository lives in an environment image (SWE-bench): Docker only
+        if kind not in ("auto", "docker"):
+            raise SandboxError(f"an environment image ({image}) runs only in the Docker sandbox, not {kind}")
+        from dgym_tui.sandbox import docker_sandbox as ds
+
+        if memory:
+            kwargs["memory"] = memory
+        return ds.DockerSandbox(repo, image=image, network=network, client=ds.connect(timeout=10), python=python,
+                                **kwargs), None
     if kind == "local":
         from dgym_tui.sandbox.local_sandbox import LocalSandbox
 

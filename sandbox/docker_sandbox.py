@@ -272,9 +272,23 @@ class DockerSandbox(Sandbox):
     def __init__(self, repo, image: str = DEFAULT_IMAGE, network: str | None = None,
                  memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None,
                  python: str | None = None, disk: int = DEFAULT_DISK, tmp_size: int = DEFAULT_TMP,
-                 **kwargs):
+                 workdir: str | None = None, activate: str | None = None, cap_add: list[str] | None = None,
+                 as_root: bool = False, **kwargs):
+        """workdir: the image holds the repository there (a SWE-bench instance image's /testbed):
+        nothing is copied in, the sandbox works in that folder (made the sandbox user's once,
+        instance_image.py), and the image's files are writable (its environment stays root's).
+        activate: shell lines that activate the image's environment (`conda activate testbed`):
+        the environment they leave is every command's. as_root, cap_add: the container's user is
+        root, with these capabilities given back (a harness that works as root, as SWE-bench's
+        does, scoring in its own container: writing the sandbox user's files needs DAC_OVERRIDE;
+        a capability given to a container of uid 1000 would never be in effect)."""
         super().__init__(repo, **kwargs)
-        self.python = python or "python3"  # a command inside the image
+        self.python = python or ("python" if workdir else "python3")  # a command inside the image
+        self.workdir, self.activate, self.cap_add = workdir, activate, list(cap_add or [])
+        self.as_root = as_root
+        self.source_image = image               # as asked for (in-image: before it was adapted)
+        self.base_env: dict[str, str] = {}      # what `activate` set up, under every command
+        self.on_progress = None                 # in-image: a callable told of the image's preparation
         self.disk, self.tmp_size = disk, tmp_size
         self._oom_seen = 0  # out-of-memory kills already explained
         self._volumes: list[str] = []
@@ -282,18 +296,19 @@ class DockerSandbox(Sandbox):
         self.memory, self.pids, self.cpus = memory, pids, cpus
         self.client = client
         self.container = None
-        self.root = WORKSPACE
+        self.root = workdir or WORKSPACE
         self.box_dir = BOX_DIR
 
     @property
     def description(self) -> str:
         net = f", network {self.network}" if self.network else ""
-        return f"docker {self.image}{net}"
+        where = f", repo at {self.workdir}" if self.workdir else ""
+        return f"docker {self.source_image if self.workdir else self.image}{where}{net}"
 
     def missing_module_fix(self, module: str) -> str:
         return ("declare the package that provides it in the repo's requirements.txt or pyproject.toml "
                 "dependencies (they are installed into the sandbox's image: --wheels DIR offline), or install it "
-                f"with --setup \"python3 -m pip install PACKAGE\"")
+                "with --setup \"python3 -m pip install PACKAGE\"")
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -316,6 +331,11 @@ class DockerSandbox(Sandbox):
 
     def _start(self, step: list[str]) -> None:
         self.client = self.client or connect()
+        if self.workdir:
+            step[0] = "preparing the environment image"
+            from dgym_tui.sandbox.instance_image import adapted
+
+            self.image = adapted(self.client, self.source_image, self.workdir, self.on_progress)
         step[0] = "checking the image"
         self.client.images.get(self.image)
         # Clearing up after crashed runs overlaps with this start (joined before it returns).
@@ -326,7 +346,7 @@ class DockerSandbox(Sandbox):
 
         def collect():
             try:
-                listed["files"] = collect_files(self.repo, self.size_limit)
+                listed["files"] = None if self.workdir else collect_files(self.repo, self.size_limit)
             except Exception as e:  # re-raised on the calling thread below
                 listed["error"] = e
 
@@ -343,9 +363,9 @@ class DockerSandbox(Sandbox):
             if "error" in listed:
                 raise listed["error"]
             files = listed["files"]
-            self.skipped = files.skipped
+            self.skipped = files.skipped if files else []
             step[0] = "creating the container"
-            self._create(labels, workspace_bytes=files.total_bytes + self.disk)
+            self._create(labels, workspace_bytes=(files.total_bytes if files else 0) + self.disk)
             # The volumes are tmpfs: they hold data only while the container runs, so it starts
             # first. Two uploads: the helpers (root's, so the program cannot rewrite them) and
             # the repo (the sandbox user's).
@@ -355,8 +375,14 @@ class DockerSandbox(Sandbox):
             # The helpers go in beside the repo, each upload on its own connection.
             box_upload = _Call(self._upload, BOX_MOUNT, tar_stream(RepoFiles(BOX_SOURCE), uid=0,
                                                                    extra=(("box", BOX_SOURCE),)), upload_timeout(0))
-            self._upload(WORKSPACE, tar_stream(files, uid=SANDBOX_UID), upload_timeout(files.total_bytes))
+            if files is not None:
+                self._upload(WORKSPACE, tar_stream(files, uid=SANDBOX_UID), upload_timeout(files.total_bytes))
             box_upload.result()
+            if self.as_root:  # root's git works in the sandbox user's folder, as the harness's does
+                self.exec("git config --global --add safe.directory '*'", timeout=60)
+            if self.activate:
+                step[0] = "activating the image's environment"
+                self.base_env = self._activated_env()
             step[0] = "committing the baseline"
             self.init_repo()
             reaper.join()
@@ -383,26 +409,29 @@ class DockerSandbox(Sandbox):
             return Mount(target, name, type="volume", labels=labels,
                          driver_config=DriverConfig("local", {"type": "tmpfs", "device": "tmpfs", "o": options}))
 
-        mounts = [volume(WORKSPACE, "workspace", f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"),
-                  volume(BOX_MOUNT, "box", "size=16m,uid=0,gid=0,mode=0755")]
+        mounts = [volume(BOX_MOUNT, "box", "size=16m,uid=0,gid=0,mode=0755")]
+        if not self.workdir:  # in-image: the repository is the image's own, written in the container's layer
+            mounts.insert(0, volume(WORKSPACE, "workspace",
+                                    f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"))
         self.container = self.client.containers.create(
             self.image,
             command=["sleep", "infinity"],
             name=f"dgym-tui-{self.session_id}",
             init=True,  # reaps zombies left by killed debuggees
-            user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-            working_dir=WORKSPACE,
+            user="0:0" if self.as_root else f"{SANDBOX_UID}:{SANDBOX_UID}",
+            working_dir=self.root,
             network_mode=self.network or "none",
             cap_drop=["ALL"],
+            cap_add=self.cap_add or None,
             security_opt=["no-new-privileges"],
             mem_limit=self.memory,
             pids_limit=self.pids,
             nano_cpus=int(self.cpus * 1e9),
-            read_only=True,
+            read_only=not self.workdir,
             mounts=mounts,
             tmpfs={"/tmp": f"size={self.tmp_size},mode=1777",
                    HOME: f"size={self.tmp_size},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"},
-            environment={"HOME": HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            environment={"HOME": "/root" if self.as_root else HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
             labels=labels,
         )
 
@@ -442,10 +471,30 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"the Docker engine stopped answering ({short_error(e)}): {NO_ENGINE_FIX}") from None
 
     def _workdir(self, cwd: str | None) -> str:
-        return posixpath.join(WORKSPACE, self.rel_path(cwd)) if cwd else WORKSPACE
+        return posixpath.join(self.root, self.rel_path(cwd)) if cwd else self.root
+
+    def _activated_env(self) -> dict[str, str]:
+        """The environment the image's activation lines leave (what they change of the
+        container's own), for every later command."""
+        script = f"{self.activate}\n" + 'printf "\\n--dgym-env--\\n"; env -0'
+        before = self.exec(["sh", "-c", 'printf "\\n--dgym-env--\\n"; env -0'], timeout=60)
+        after = self.exec(["bash", "-c", script], timeout=120)
+        if not after.ok:
+            raise SandboxError(f"the image's environment did not activate ({self.activate.splitlines()[0]}...): "
+                               f"{after.output.strip()[-300:]}")
+
+        def parse(output: str) -> dict[str, str]:
+            body = output.rsplit("--dgym-env--\n", 1)[-1]
+            return dict(item.split("=", 1) for item in body.split("\0") if "=" in item)
+
+        base = parse(before.output)
+        return {k: v for k, v in parse(after.output).items()
+                if base.get(k) != v and k not in ("PWD", "OLDPWD", "SHLVL", "_")}
 
     def exec(self, command, timeout: float = DEFAULT_TIMEOUT, cwd: str | None = None,
-             output_cap: int = DEFAULT_OUTPUT_CAP) -> ExecResult:
+             output_cap: int = DEFAULT_OUTPUT_CAP, user: str | None = None) -> ExecResult:
+        """user: run as another user of the image ("0": root, as SWE-bench's harness runs its eval
+        script; every capability stays dropped)."""
         api = self.client.api
         argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
         # coreutils timeout puts the command in its own process group and signals the whole
@@ -453,8 +502,9 @@ class DockerSandbox(Sandbox):
         # stderr joins stdout in the container: one pipe keeps the order the program wrote in
         # (two streams reach the engine separately, so a crash's traceback could land mid-log).
         wrapped = ["sh", "-c", 'exec "$@" 2>&1', "sh", "timeout", "-s", "TERM", "-k", "2", f"{timeout:.3f}", *argv]
-        exec_id = self._api_call(api.exec_create, self.container.id, wrapped,
-                                 workdir=self._workdir(cwd), environment=self.program_env or None)["Id"]
+        environment = {**self.base_env, **self.program_env}
+        exec_id = self._api_call(api.exec_create, self.container.id, wrapped, workdir=self._workdir(cwd),
+                                 environment=environment or None, user=user or "")["Id"]
         started = time.monotonic()
         cap = OutputCap(output_cap)
         stream = ExecStream(self._api_call(api.exec_start, exec_id, socket=True))
@@ -477,7 +527,7 @@ class DockerSandbox(Sandbox):
         wrapper = ["sh", "-c", f'{set_size(rows, cols, self.python)}; echo $$ > {pidfile}; '
                                f'command -v prlimit >/dev/null && '
                                f'exec prlimit --nproc={nproc}:{nproc} -- "$@"; exec "$@"', "sh", *argv]
-        environment = {"TERM": "xterm-256color", **self.program_env, **(env or {})}
+        environment = {"TERM": "xterm-256color", **self.base_env, **self.program_env, **(env or {})}
         exec_id = self._api_call(api.exec_create, self.container.id, wrapper, tty=True, stdin=True,
                                  workdir=self._workdir(cwd), environment=environment)["Id"]
         stream = ExecStream(self._api_call(api.exec_start, exec_id, socket=True, tty=True))
@@ -527,7 +577,7 @@ class DockerSandbox(Sandbox):
         rel = self.rel_path(path)
         for _ in range(MAX_LINKS):
             try:
-                stream, _ = self._api_call(self.container.get_archive, posixpath.join(WORKSPACE, rel))
+                stream, _ = self._api_call(self.container.get_archive, posixpath.join(self.root, rel))
             except SandboxGone:
                 if self._running():
                     raise SandboxError(f"{path}: no such file") from None
@@ -560,10 +610,10 @@ class DockerSandbox(Sandbox):
             info.size, info.mode, info.uid, info.gid = len(data), 0o644, SANDBOX_UID, SANDBOX_UID
             info.mtime = int(time.time())
             tar.addfile(info, io.BytesIO(data))
-        self._api_call(self._upload, WORKSPACE, buf.getvalue(), upload_timeout(len(data)))
+        self._api_call(self._upload, self.root, buf.getvalue(), upload_timeout(len(data)))
 
     def list_dir(self, path: str = ".") -> list[DirEntry]:
-        full = posixpath.join(WORKSPACE, self.rel_path(path))
+        full = posixpath.join(self.root, self.rel_path(path))
         result = self.exec(["find", full, "-mindepth", "1", "-maxdepth", "1", "-printf", r"%y\t%f\0"],
                            timeout=30)
         if result.exit_code != 0:

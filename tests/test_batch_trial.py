@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 
 import pytest
@@ -19,7 +20,7 @@ from dgym_tui.batch.tasks import load_tasks
 from dgym_tui.batch.trial import pack_task, run_trial
 
 RESULT_FIELDS = {"format", "trial", "task", "arm", "attempt", "status", "reason", "outcome", "summary",
-                 "tests_before", "tests_after", "fail_to_pass", "pass_to_pass", "reverted", "steps", "tokens",
+                 "tests_before", "tests_after", "fail_to_pass", "pass_to_pass", "reverted", "timed_out", "steps", "tokens",
                  "cost", "seconds", "agent_seconds", "score_seconds", "tool_calls", "tool_format", "model",
                  "sandbox", "node", "started", "finished", "patch_sha256", "error"}
 
@@ -292,3 +293,87 @@ def test_a_clock_that_runs_out_before_the_sandbox_is_up(tmp_path, monkeypatch):
     assert (r["status"], r["outcome"], r["steps"]) == ("limit", "timeout", 0), r
     assert r["reason"].startswith("ran past the time limit (0.2 s); failing: tests/test_calc.py::test_add")
     assert glob.glob(str(tmp_path / "tmp" / "dgym-trial-*")) == []
+
+
+# --- a test that loops forever ------------------------------------------------------------------
+
+BITCOUNT = "def bitcount(n):\n    count = 0\n    while n:\n        n ^= n - 1\n        count += 1\n    return count\n"
+BITCOUNT_TESTS = ("from bitcount_code import bitcount\n\n\ndef test_bitcount():\n    assert bitcount(127) == 7\n\n\n"
+                  "def test_zero():\n    assert bitcount(0) == 0\n")
+BITCOUNT_FIX = [{"tool_calls": [{"name": "edit", "arguments": {"path": "bitcount_code.py", "start": 4, "end": 4,
+                                                               "new_code": "        n &= n - 1"}}]},
+                {"tool_calls": [{"name": "submit", "arguments": {"message": "n ^= n - 1 never reached 0"}}]}]
+
+
+def hang_task(root):
+    """debug-gym's layout, its bug a loop that never ends (QuixBugs' bitcount)."""
+    from batch_fixtures import write
+
+    write(root / "bitcount", {"bitcount_code.py": BITCOUNT, "test.py": BITCOUNT_TESTS})
+    return load_tasks(root)[0]
+
+
+def _our_processes_left(before: set[str]) -> list[str]:
+    """Processes whose folder is a sandbox copy made since `before` was taken (local sandboxes)."""
+    import glob
+
+    left = []
+    for link in glob.glob("/proc/[0-9]*/cwd"):
+        try:
+            cwd = os.readlink(link)
+        except OSError:
+            continue
+        if "/dgym-tui-" in cwd and cwd.split("/repo")[0] not in before:
+            left.append(f"{link.split('/')[2]} in {cwd}")
+    return left
+
+
+def _sandbox_folders() -> set[str]:
+    import glob
+    import tempfile
+
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "dgym-tui-*")))
+
+
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_test_that_loops_forever_is_a_failure_found_in_seconds(tmp_path, stub_llm, sandbox):
+    """The default per-test limit (20 s): the agent's first request comes within 60 s of the
+    trial's start, its task names the hang and the line and values where it was, the trial is
+    scored unresolved (not an error), and nothing of the sandbox runs on after it."""
+    from conftest import SANDBOX_IMAGE, require_docker
+
+    client = require_docker() if sandbox == "docker" else None
+    task = hang_task(tmp_path / "set")
+    assert task.test_timeout is None  # the default applies
+    stub_llm.push(*[stub_responder({"bitcount": [GIVE_UP[0]]})] * 2)
+    before = _sandbox_folders()
+    started = time.time()
+    out = run_trial(TrialSpec(task=task, arm=Arm("all", []), attempt=1, model="openai/stub", api_base=stub_llm.url,
+                              sandbox=sandbox, image=SANDBOX_IMAGE if sandbox == "docker" else None, yes=True,
+                              env={"OPENAI_API_KEY": "sk-test-not-real"}))
+    r = out.result
+    first_step = stub_llm.requests[0]["time"] - started
+    assert first_step < 60, f"the agent's first request came {first_step:.1f} s after the trial's start"
+    assert (r["status"], r["error"]) == ("unresolved", None), r
+    assert "test.py::test_bitcount (timed out after 20 s at bitcount_code.py:" in r["reason"], r["reason"]
+    assert [t["test"] for t in r["timed_out"]] == ["test.py::test_bitcount"], r["timed_out"]
+    assert r["tests_before"] == {"passed": 1, "failed": 1, "errors": 0}
+    task_message = next(m["content"] for m in stub_llm.requests[0]["body"]["messages"] if m["role"] == "user")
+    assert re.search(r"test\.py::test_bitcount: timed out after 20 s at bitcount_code\.py:[34] in bitcount "
+                     r"\(n = 1, count = \d+\)", task_message), task_message
+    assert "loops or waits forever" in task_message
+    if client is not None:
+        assert _trial_containers(client) == []
+    assert _our_processes_left(before) == []
+
+
+def test_a_hang_fixed_is_resolved(tmp_path):
+    """With the loop fixed the same task is resolved; task.toml's test_timeout sets the limit."""
+    task = hang_task(tmp_path / "set")
+    (tmp_path / "set" / "bitcount" / "task.toml").write_text("test_timeout = 3\n")
+    task = load_tasks(tmp_path / "set")[0]
+    assert task.test_timeout == 3.0
+    out = run_trial(spec_for(task, tmp_path, BITCOUNT_FIX))
+    r = out.result
+    assert r["status"] == "resolved" and r["timed_out"] == [], r
+    assert r["tests_before"] == {"passed": 1, "failed": 1, "errors": 0}

@@ -34,6 +34,7 @@ class BatchConfig:
     max_steps: int | None = 30
     max_cost: float | None = None
     trial_timeout: float | None = None
+    test_timeout: float | None = None         # seconds per test, for tasks that do not set theirs
     sandbox: str = "auto"
     image: str | None = None
     yes: bool = False
@@ -45,6 +46,7 @@ class BatchConfig:
     def to_json(self) -> dict:
         data = asdict(self)
         data.pop("env")
+        data["arms"] = [arm.to_dict() for arm in self.arms]
         return data
 
     def specs(self, tasks: list[Task]) -> list[TrialSpec]:
@@ -105,6 +107,7 @@ def run_batch(run_dir: str | Path, config: BatchConfig, tasks: list[Task], execu
               retry_errors: bool = False, write_report: bool = True, reap: bool = True) -> BatchRun:
     """Run (or go on with) a batch. RunDirError when RUN_DIR holds another batch."""
     run_dir = Path(run_dir)
+    tasks = with_test_timeout(tasks, config.test_timeout)
     resuming = rd.prepare(run_dir, config.to_json(), tasks)
     if reap:
         reap_stale_sandboxes(config.sandbox)
@@ -185,6 +188,15 @@ def run_batch(run_dir: str | Path, config: BatchConfig, tasks: list[Task], execu
     if progress is not None:
         progress.end()
     return run
+
+
+def with_test_timeout(tasks: list[Task], seconds: float | None) -> list[Task]:
+    """The tasks with the batch's --test-timeout where they set none of their own (tasks.jsonl
+    then holds the limit each task's tests had, for the review's rescoring too)."""
+    if seconds is None:
+        return tasks
+    return [t if t.test_timeout is not None else Task.from_dict({**t.to_dict(), "test_timeout": float(seconds)})
+            for t in tasks]
 
 
 def pending_trials(run_dir: str | Path) -> list[str]:

@@ -65,7 +65,7 @@ class TaskEnv:
         self.close()
         self._tmp = Path(tempfile.mkdtemp(prefix="dgym-env-"))
         self._repo = prepare_repo(self.task, self._tmp)
-        self.session = open_session(self.task, self._repo, sandbox=self.sandbox, image=self.image)
+        self.session = open_session(self.task, self._repo, sandbox=self.sandbox, image=self.image, tools=self._tools)
         if self.session_file:
             from dgym_tui.core.session_file import SessionWriter
 

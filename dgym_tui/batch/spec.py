@@ -36,6 +36,9 @@ class Task:
     test_files: list[str] = field(default_factory=list)     # files whose agent edits are reverted before scoring
     setup: str | None = None                  # a shell command run in the sandbox before the agent
     time_limit: float | None = None           # seconds (task.toml), overrides --trial-timeout
+    test_timeout: float | None = None         # seconds per test (task.toml; else --test-timeout; else the default)
+    environment: dict | None = None           # a SWE-bench instance's own image, folder, commands (batch/swebench.py)
+    note: str | None = None                   # what the reading had to say of it (one line), e.g. why no image
     source: str = ""                          # where it was read from (folder, line of a JSONL)
 
     def to_dict(self) -> dict:
@@ -48,10 +51,23 @@ class Task:
 
 @dataclass
 class Arm:
-    """One configuration compared in a batch: a name and the tools the agent gets."""
+    """One configuration compared in a batch: a name, the tools the agent gets, and when: a tool
+    in `unlock` is given only once the agent has made that many successful edits."""
 
     name: str
     tools: list[str]                          # tool names from the registry (all of them by default)
+    unlock: dict[str, int] = field(default_factory=dict)  # tool -> edits before it is given
+
+    def to_dict(self) -> dict:
+        """As batch.json has it (no `unlock` key when there is no schedule, as before schedules)."""
+        data = {"name": self.name, "tools": list(self.tools)}
+        if self.unlock:
+            data["unlock"] = dict(self.unlock)
+        return data
+
+    def label(self) -> str:
+        """The tools as --arm takes them: `view,edit,pdb@5`."""
+        return ",".join(f"{t}@{self.unlock[t]}" if t in self.unlock else t for t in self.tools)
 
 
 @dataclass

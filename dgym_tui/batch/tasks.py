@@ -36,6 +36,7 @@ TASK_TOML_KEYS = {
     "test_files": "files whose edits by the agent are reverted before scoring",
     "setup": "a shell command run in the sandbox before the agent starts (and before scoring)",
     "time_limit": "wall-clock seconds for the trial",
+    "test_timeout": "seconds each test may run before it is stopped and failed (default 20)",
 }
 DEBUG_GYM_TESTS = ("test.py", "tests.py")
 SKIP_FOLDERS = {"__pycache__", "node_modules", "venv", ".venv"}
@@ -46,15 +47,19 @@ class TaskSetError(ValueError):
     """A task set that cannot be read; str() is one line naming the file (and line)."""
 
 
-def load_tasks(path: str | os.PathLike, cache: str | os.PathLike | None = None) -> list[Task]:
+def load_tasks(path: str | os.PathLike, cache: str | os.PathLike | None = None,
+               image_template: str | None = None, check_image=None) -> list[Task]:
     """The tasks of a task set: a JSONL file (or a JSON list) of SWE-bench-style instances, a
     folder of task folders, or one task folder (a task.toml, a .git, a project file or Python
-    files at its top). cache: where remote repos are cloned (default: the user cache)."""
+    files at its top). cache: where remote repos are cloned (default: the user cache).
+    SWE-bench instances run in their own image (batch/swebench.py) when the swebench package is
+    installed: image_template names it (`{instance_id}`), check_image(name) says whether it is
+    there; one that cannot gets a `note` and runs as any instance."""
     p = Path(path).expanduser()
     if not p.exists():
         raise TaskSetError(f"{p}: no such file or folder")
     if p.is_file():
-        tasks = read_instances(p, cache)
+        tasks = read_instances(p, cache, image_template, check_image)
     else:
         p = p.resolve()
         folders = [p] if _one_task(p) else sorted(
@@ -187,11 +192,12 @@ def _apply_toml(task: Task, toml: Path, folder: Path) -> None:
         if not path.is_relative_to(folder.resolve()) or not path.is_file():
             raise TaskSetError(f"{toml}: hidden file {rel!r} is not a file of the task's folder")
         task.hidden_files[path.relative_to(folder.resolve()).as_posix()] = path.read_text(encoding="utf-8")
-    if "time_limit" in table:
-        limit = table["time_limit"]
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
-            raise TaskSetError(f"{toml}: time_limit must be a positive number of seconds")
-        task.time_limit = float(limit)
+    for key in ("time_limit", "test_timeout"):
+        if key in table:
+            limit = table[key]
+            if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
+                raise TaskSetError(f"{toml}: {key} must be a positive number of seconds")
+            setattr(task, key, float(limit))
     if task.entrypoint:
         from dgym_tui.core.entrypoint import parse_entrypoint
         from dgym_tui.sandbox.errors import SandboxError
@@ -208,7 +214,8 @@ def _apply_toml(task: Task, toml: Path, folder: Path) -> None:
 REQUIRED = ("instance_id", "repo", "base_commit")
 
 
-def read_instances(path: Path, cache: str | os.PathLike | None = None) -> list[Task]:
+def read_instances(path: Path, cache: str | os.PathLike | None = None, image_template: str | None = None,
+                   check_image=None) -> list[Task]:
     """JSON lines (blank lines and lines starting with # skipped), or one JSON list."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -229,16 +236,32 @@ def read_instances(path: Path, cache: str | os.PathLike | None = None) -> list[T
             except json.JSONDecodeError as e:
                 raise TaskSetError(f"{path}:{number}: not a JSON object: {e.msg} (column {e.colno})") from None
     clones: dict[str, Path] = {}
-    return [_instance(record, f"{path}:{number}" if number else str(path), path.parent, cache, clones)
+    return [_instance(record, f"{path}:{number}" if number else str(path), path.parent, cache, clones,
+                      image_template, check_image)
             for number, record in records]
 
 
-def _instance(record, where: str, base: Path, cache, clones: dict[str, Path]) -> Task:
+def _instance(record, where: str, base: Path, cache, clones: dict[str, Path], image_template=None,
+              check_image=None) -> Task:
     if not isinstance(record, dict):
         raise TaskSetError(f"{where}: an instance is a JSON object, not {type(record).__name__}")
     missing = [k for k in REQUIRED if not isinstance(record.get(k), str) or not record[k].strip()]
     if missing:
         raise TaskSetError(f"{where}: missing {', '.join(missing)}")
+    environment, note = None, None
+    if (image_template or "image" in record or "eval_script" in record) or _swebench_shaped(record):
+        from dgym_tui.batch import swebench
+
+        if swebench.is_instance(record):
+            environment, note = swebench.environment(record, where, image_template, check_image)
+    if environment is not None:  # the repository is the image's: nothing to clone
+        test_patch = record.get("test_patch") or None
+        return Task(id=record["instance_id"], repo=str(record["repo"]), base_commit=record["base_commit"].strip(),
+                    problem=(record.get("problem_statement") or None),
+                    entrypoint=None, fail_to_pass=_test_list(record, "FAIL_TO_PASS", where),
+                    pass_to_pass=_test_list(record, "PASS_TO_PASS", where), test_patch=test_patch,
+                    test_files=patched_files(test_patch or ""), time_limit=_seconds(record, "time_limit", where),
+                    test_timeout=_seconds(record, "test_timeout", where), source=where, environment=environment)
     repo = local_repo(record["repo"], base, cache, clones, where)
     commit = record["base_commit"].strip()
     if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
@@ -252,7 +275,21 @@ def _instance(record, where: str, base: Path, cache, clones: dict[str, Path]) ->
                 fail_to_pass=_test_list(record, "FAIL_TO_PASS", where),
                 pass_to_pass=_test_list(record, "PASS_TO_PASS", where),
                 test_patch=test_patch, test_files=patched_files(test_patch or ""),
-                setup=record.get("setup") or None, time_limit=record.get("time_limit"), source=where)
+                setup=record.get("setup") or None, time_limit=_seconds(record, "time_limit", where),
+                test_timeout=_seconds(record, "test_timeout", where), source=where, note=note)
+
+
+def _swebench_shaped(record: dict) -> bool:
+    return isinstance(record.get("version"), str) and "environment_setup_commit" in record
+
+
+def _seconds(record: dict, key: str, where: str) -> float | None:
+    value = record.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise TaskSetError(f"{where}: {key} must be a positive number of seconds")
+    return float(value)
 
 
 def _test_list(record: dict, key: str, where: str) -> list[str]:

@@ -55,6 +55,8 @@ def prepare_repo(task: Task, dest: Path, repo_blob: bytes | None = None) -> Path
 
     repo = dest / safe_id(task.id)
     repo.mkdir(parents=True)
+    if task.environment is not None:  # the repository is in the task's image: nothing to copy
+        return repo
     if repo_blob is not None:
         with tarfile.open(fileobj=io.BytesIO(repo_blob)) as tar:
             tar.extractall(repo, filter="data")
@@ -102,13 +104,23 @@ def pack_task(task: Task) -> bytes:
 # --- the agent's session ----------------------------------------------------------------------------
 
 
-def open_session(task: Task, repo: Path, sandbox: str = "auto", image: str | None = None, made=None):
+def open_session(task: Task, repo: Path, sandbox: str = "auto", image: str | None = None, made=None,
+                 tools: dict | None = None):
     """A started Session on the prepared repo, the task's setup done (a setup that changed files
     is the new baseline, so it is no part of the agent's patch). TrialError: it did not start.
-    made(session): called before it starts, so a wall clock can close it while it does."""
+    made(session): called before it starts, so a wall clock can close it while it does.
+    tools: the session's tools (default: every tool); without pdb among them, no pdb starts."""
+    from dgym_tui.batch.scoring import test_timeout_of
     from dgym_tui.core.session import Session
 
-    session = Session(str(repo), sandbox=sandbox, image=image, entrypoint=task.entrypoint)
+    environment = None
+    if task.environment is not None:
+        from dgym_tui.batch.swebench import session_environment
+
+        environment = session_environment(task)
+    session = Session(str(repo), sandbox=sandbox, image=image, entrypoint=task.entrypoint,
+                      test_timeout=test_timeout_of(task), tools=tools,
+                      debugger=tools is None or "pdb" in tools, environment=environment)
     if made is not None:
         made(session)
     try:
@@ -172,6 +184,7 @@ def run_trial(spec: TrialSpec, on_event=None) -> TrialOutcome:
         "format": FORMAT, "trial": spec.trial_id, "task": spec.task.id, "arm": spec.arm.name,
         "attempt": spec.attempt, "status": "error", "reason": "", "outcome": "error", "summary": None,
         "tests_before": None, "tests_after": None, "fail_to_pass": {}, "pass_to_pass": {}, "reverted": [],
+        "timed_out": [], "notes": [spec.task.note] if spec.task.note else [],
         "steps": 0, "tokens": 0, "cost": None, "seconds": 0.0, "agent_seconds": 0.0, "score_seconds": 0.0,
         "tool_calls": {}, "tool_format": spec.tool_format or "native", "model": spec.model,
         "sandbox": spec.sandbox, "node": spec.env.get(NODE_ENV) or socket.gethostname(),
@@ -214,7 +227,9 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome, on_eve
             result.update(status="error", outcome="error", reason=agent_run.error.splitlines()[0][:300],
                           error=agent_run.error)
             return
-        if agent_run.scorer is None:  # the clock ran out before the agent's sandbox was up
+        if agent_run.scorer is None and task.environment is not None:
+            agent_run._start_scorer(None)
+        elif agent_run.scorer is None:  # the clock ran out before the agent's sandbox was up
             agent_run.scorer = FreshSandbox(task, str(repo), agent_run.sandbox_kind or spec.sandbox,
                                             agent_run.image or spec.image, agent_run.python)
         try:
@@ -226,7 +241,7 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome, on_eve
         agent_run.close()  # both sandboxes gone before the trial returns
     result.update(tests_before=score.tests_before, tests_after=score.tests_after,
                   fail_to_pass=score.fail_to_pass, pass_to_pass=score.pass_to_pass, reverted=score.reverted,
-                  score_seconds=score.score_seconds)
+                  timed_out=score.timed_out, score_seconds=score.score_seconds)
     if score.resolved:
         result.update(status="resolved", reason=score.reason)
     elif result["outcome"] in ("limit", "timeout"):
@@ -251,6 +266,7 @@ class AgentRun:
         self.patch = ""
         self.sandbox_kind = self.image = self.python = None
         self.scorer: FreshSandbox | None = None   # the scoring sandbox, readied while the agent works
+        self.notes: list[str] = []
         self._closer: threading.Thread | None = None
         self._tools: Counter = Counter()
 
@@ -266,10 +282,14 @@ class AgentRun:
             self.outcome, self.limit_reason = "timeout", f"ran past the time limit ({limit:g} s)"
             if self.agent is not None:
                 self.agent.stop()
+            in_image = self.spec.task.environment is not None
+            if in_image:  # its base is only in the sandbox: the patch from there, before it goes
+                self.patch = self._host_patch()
             if self.session is not None:
                 self.session.close()  # kills the sandbox: whatever runs in it ends now
             worker.join(STOP_GRACE)
-            self.patch = self._host_patch()
+            if not in_image:
+                self.patch = self._host_patch()
             while worker.is_alive():  # a sandbox still starting: closed again once it has
                 worker.join(STOP_GRACE)
                 if self.session is not None:
@@ -284,7 +304,13 @@ class AgentRun:
 
         spec = self.spec
         try:
-            session = open_session(spec.task, self.repo, sandbox=spec.sandbox, image=spec.image, made=self._made)
+            tools = arm_tools(spec.arm.tools)
+            later = {name: (tools.pop(name), after) for name, after in spec.arm.unlock.items() if name in tools}
+            session = open_session(spec.task, self.repo, sandbox=spec.sandbox, image=spec.image, made=self._made,
+                                   tools=tools)
+            if session.pdb_unavailable:  # its environment cannot run the debugger: nor will a schedule give it
+                later.pop("pdb", None)
+                self.notes.append(f"pdb is off for this task: {session.pdb_unavailable}")
             if self.timed_out:
                 return
             if self.scorer is None:
@@ -297,7 +323,7 @@ class AgentRun:
             if spec.tool_format and hasattr(settings, "tool_format"):
                 settings.tool_format = spec.tool_format
             with agent_environment({k: v for k, v in spec.env.items() if k != NODE_ENV}):
-                self.agent = agent = make_agent(session, settings, tools=arm_tools(spec.arm.tools),
+                self.agent = agent = make_agent(session, settings, tools=session.tools, later=later,
                                                 auto_answer=headless_answers(spec.yes, "this batch trial"),
                                                 on_model_error="stop")
                 if self.timed_out:
@@ -323,6 +349,9 @@ class AgentRun:
         sandbox as soon as the agent's sandbox is chosen and its image ready (the repo's
         dependencies installed), so both start side by side."""
         self.session = session
+        if self.spec.task.environment is not None:  # scored in the task's own image: start it now
+            self._start_scorer(None)
+            return
 
         def chosen(event) -> None:
             if (self.scorer is None and event.kind == "progress" and event.data.step == "sandbox"
@@ -332,8 +361,14 @@ class AgentRun:
         session.events.subscribe(chosen, replay=False)
 
     def _start_scorer(self, box) -> None:
-        self.scorer = FreshSandbox(self.spec.task, str(self.repo), box.kind, getattr(box, "image", None),
-                                   box.python).start()
+        task = self.spec.task
+        if task.environment is not None:
+            from dgym_tui.batch.scoring import test_timeout_of
+            from dgym_tui.batch.swebench import HarnessScorer
+
+            self.scorer = HarnessScorer(task, str(self.repo), test_timeout_of(task)).start()
+            return
+        self.scorer = FreshSandbox(task, str(self.repo), box.kind, getattr(box, "image", None), box.python).start()
 
     def _count(self, event) -> None:
         if event.kind == "tool_result" and event.actor.startswith("agent"):
@@ -351,6 +386,11 @@ class AgentRun:
         session = self.session
         if session is None:
             return ""
+        if self.spec.task.environment is not None:  # no copy of the base on the host: ask its git directly
+            try:
+                return session.sandbox.diff() if session.sandbox is not None else ""
+            except Exception:  # the container is going: the checkpoints are all there is
+                return ""
         patches = [r.patch for r in session.workspace.records] + [session.workspace.pending]
         patches = [p for p in patches if p.strip()]
         if not patches:
@@ -401,6 +441,8 @@ class AgentRun:
     def figures(self) -> dict:
         agent = self.agent
         figures = {"outcome": self.outcome, "tool_calls": dict(sorted(self._tools.items()))}
+        if self.notes:
+            figures["notes"] = [*(self.spec.task.note and [self.spec.task.note] or []), *self.notes]
         if self.sandbox_kind:
             figures["sandbox"] = self.sandbox_kind
         if agent is not None:
@@ -410,8 +452,9 @@ class AgentRun:
 
 
 def arm_tools(names: list[str]) -> dict:
-    """The registry's tools an arm names, plus submit (every arm can end). ValueError: a name
-    the registry does not know."""
+    """The registry's tools an arm names, plus submit (every arm can end), each described as it
+    is beside the others (Tool.fitted: no word of pdb where pdb is not among them). ValueError: a
+    name the registry does not know."""
     from dgym_tui.tools import registry
 
     every = registry()
@@ -419,7 +462,7 @@ def arm_tools(names: list[str]) -> dict:
     if unknown:
         raise ValueError(f"unknown tool {', '.join(unknown)} in the arm (tools: {', '.join(sorted(every))})")
     wanted = list(dict.fromkeys([*names, *ALWAYS_TOOLS])) if names else list(every)
-    return {name: every[name] for name in wanted}
+    return {name: every[name].fitted(frozenset(wanted)) for name in wanted}
 
 
 def _last_error(session) -> str | None:

@@ -31,12 +31,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=4, metavar="N", help="trials at once (default 4)")
     p.add_argument("--arm", action="append", metavar="NAME=TOOL,TOOL,…", default=[],
                    help="a configuration to compare: its name and the agent's tools (repeatable; default: "
-                        "one arm 'all' with every tool). submit is always given.")
+                        "one arm 'all' with every tool). submit is always given. TOOL@N gives a tool only after "
+                        "N successful edits, as debug-gym's debug(5) agent: pdb-after-5=view,grep,edit,eval,pdb@5")
     p.add_argument("--attempts", type=int, default=1, metavar="K", help="trials per task and arm (default 1)")
     p.add_argument("--max-steps", type=int, default=30, metavar="N", help="model calls per trial (default 30)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost per trial")
     p.add_argument("--trial-timeout", type=float, metavar="S", help="wall clock per trial, enforced by killing "
                    "its sandbox (a task.toml's time_limit wins)")
+    p.add_argument("--test-timeout", type=float, metavar="S", help="seconds each test may run (in the agent's test "
+                   "runs, under pdb, and when scoring) before it is stopped and counted as failed, with the place "
+                   "it was; default 20 (a task.toml's test_timeout wins)")
     p.add_argument("--total-cost", type=float, metavar="USD", help="no new trial starts once the batch has cost this")
     p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
                    help="where each trial's code runs (default: auto)")
@@ -59,7 +63,8 @@ class UsageError(Exception):
 
 
 def parse_arms(values: list[str]) -> list:
-    """--arm NAME=TOOL,TOOL… -> Arms; none given: one arm 'all' with every tool."""
+    """--arm NAME=TOOL,TOOL… -> Arms (TOOL@N: given after N successful edits); none given: one arm
+    'all' with every tool."""
     from dgym_tui.batch.spec import Arm
     from dgym_tui.tools import registry as tool_registry
 
@@ -76,15 +81,26 @@ def parse_arms(values: list[str]) -> list:
             raise UsageError(f"--arm {value!r}: an arm's name is letters, digits, - _ and . only (it names folders)")
         if name in names:
             raise UsageError(f"--arm {name!r} is given twice")
-        chosen = [t.strip() for t in tools.split(",") if t.strip()]
+        chosen, unlock = [], {}
+        for word in (t.strip() for t in tools.split(",") if t.strip()):
+            tool, at, after = word.partition("@")
+            tool = tool.strip()
+            if at:
+                if not after.strip().isdigit() or int(after) < 1:
+                    raise UsageError(f"--arm {name}: {word!r}: write TOOL@N, N the successful edits before the "
+                                     "tool is given (1 or more)")
+                unlock[tool] = int(after)
+            chosen.append(tool)
         if not chosen:
             raise UsageError(f"--arm {name!r} names no tool")
+        if "edit" in unlock or (unlock and "edit" not in chosen):
+            raise UsageError(f"--arm {name}: a tool given after N edits needs edit in the arm from the start")
         unknown = [t for t in chosen if t not in known]
         if unknown:
             raise UsageError(f"--arm {name}: unknown tool{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                              f"(tools: {', '.join(sorted(known))})")
         names.add(name)
-        arms.append(Arm(name, list(dict.fromkeys(chosen))))
+        arms.append(Arm(name, list(dict.fromkeys(chosen)), unlock))
     return arms
 
 
@@ -137,6 +153,8 @@ def _main(args) -> int:
     for flag, value in (("--workers", args.workers), ("--attempts", args.attempts), ("--max-steps", args.max_steps)):
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be 1 or more")
+    if args.test_timeout is not None and args.test_timeout <= 0:
+        raise UsageError("--test-timeout must be a positive number of seconds")
     if not os.path.exists(args.tasks):
         raise UsageError(f"{args.tasks}: no such file or folder")
     arms = parse_arms(args.arm)
@@ -158,7 +176,8 @@ def _main(args) -> int:
     check_model(args.model, args.api_base)
     config = BatchConfig(tasks=os.path.abspath(args.tasks), model=args.model, arms=arms, api_base=args.api_base,
                          tool_format=args.tool_format, attempts=args.attempts, max_steps=args.max_steps,
-                         max_cost=args.max_cost, trial_timeout=args.trial_timeout, sandbox=args.sandbox,
+                         max_cost=args.max_cost, trial_timeout=args.trial_timeout,
+                         test_timeout=args.test_timeout, sandbox=args.sandbox,
                          image=args.image, yes=args.yes, workers=args.workers, executor=args.executor,
                          total_cost=args.total_cost)
     if not scripted:

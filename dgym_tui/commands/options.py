@@ -27,6 +27,9 @@ def sandbox_arguments(p: argparse.ArgumentParser) -> None:
     deps.add_argument("--setup", metavar="CMD",
                       help="a shell command run as root while the image builds, with network "
                            "(e.g. \"apt-get install -y libpq-dev\" or \"python3 -m pip install torch\")")
+    p.add_argument("--test-timeout", type=float, metavar="S",
+                   help="seconds a test may run (pytest: in test runs, and under pdb not counting its stops) "
+                        "before it is stopped where it is and counted as failed (default: 20; 0: no limit)")
     p.add_argument("-e", "--entrypoint", metavar="CMD",
                    help='what runs under pdb, e.g. "pytest tests/test_x.py::test_y", "python app.py --x 1", '
                         '"python -m pkg", "PYTHONPATH=src pytest" (default: pytest where pytest would find tests, '

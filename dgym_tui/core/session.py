@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from dgym_tui import __version__
 from dgym_tui.core import commands
 from dgym_tui.core.breakpoints import BreakpointRegistry
+from dgym_tui.core.environment import Environment
 from dgym_tui.core.bytecode import CompileAhead
 from dgym_tui.core.entrypoint import (NO_ENTRYPOINT, Entrypoint, detect_entrypoint, narrowed, parse_entrypoint,
                                       run_environment)
@@ -32,6 +33,7 @@ from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoin
                                   Resumed, SandboxReady, SessionStarted, Tests, ToolResult)
 from dgym_tui.core.runner import Operation, Runner
 from dgym_tui.core.state import fold
+from dgym_tui.core.test_runs import DEFAULT_TEST_TIMEOUT
 from dgym_tui.core.workspace import Record, Workspace, edited_text
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 
@@ -69,10 +71,16 @@ class Session:
     def __init__(self, repo: str, sandbox: str = "auto", image: str | None = None,
                  network: str | None = None, entrypoint: str | None = None, pdb_timeout: float = 30.0,
                  sandbox_obj: Sandbox | None = None, history: list | None = None, python: str | None = None,
-                 memory: str | None = None, deps=None):
+                 memory: str | None = None, deps=None, test_timeout: float | None = None,
+                 tools: dict | None = None, debugger: bool = True, environment=None):
         """history: the events of a recorded session this one goes on from (see `resume`).
         deps: sandbox/deps_image.DepsOptions, how the repo's declared dependencies get into a
-        Docker sandbox (default: installed from the index into a derived image)."""
+        Docker sandbox (default: installed from the index into a derived image).
+        tools: the tools this session offers (name -> Tool; default: every tool of the registry).
+        debugger: False starts no pdb (an agent without the pdb tool: nothing runs under pdb, no
+        restart after each edit); start_debugger() starts it later.
+        environment: an Environment (below): the repository lives in an image with its own
+        environment (a SWE-bench instance), whose tests run by its own command."""
         self.repo = str(repo)
         self.repo_name = Path(repo).name
         self.sandbox_kind, self.image, self.network = sandbox, image, network
@@ -80,6 +88,8 @@ class Session:
         self.memory = memory  # the container's memory limit (--memory); Docker's default otherwise
         self.deps = deps
         self.pdb_timeout = pdb_timeout
+        # seconds a test may run, in test runs and under pdb (None: the default; 0: no limit)
+        self.test_timeout = DEFAULT_TEST_TIMEOUT if test_timeout is None else test_timeout
         self.events = EventBus(history)
         self.state = fold(history or [])
         # first listener: the state is folded before views see an event
@@ -103,7 +113,10 @@ class Session:
         self._changes: dict[str, str] | None = None
         self.workspace = Workspace()
         self.compile_ahead = CompileAhead()  # the copy's modules as bytecode, beside the program
-        self._tools: dict | None = None
+        self._tools: dict | None = tools
+        self.with_debugger = debugger
+        self.pdb_unavailable: str | None = None  # why this session's environment cannot run pdb
+        self.environment: Environment | None = environment
         self.project = None  # core/project.Project: read when the sandbox is ready
         self._lock = threading.Lock()
         if history:
@@ -144,12 +157,16 @@ class Session:
 
         if self.sandbox is None:
             self.events.emit(Progress(message="choosing a sandbox…", step="sandbox"), actor)
-            self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=self.image,
+            found = self.environment
+            extra = {"workdir": found.workdir, "activate": found.activate} if found else {}
+            self.sandbox, warning = choose_sandbox(self.repo, self.sandbox_kind, image=found.image if found else self.image,
                                                    network=self.network, python=self.python,
-                                                   memory=self.memory)
+                                                   memory=self.memory, **extra)
         else:
             warning = None
-        if self.sandbox.kind == "docker":
+        if self.environment is not None:  # its own environment: nothing to install, the image to ready
+            self.sandbox.on_progress = lambda line: self.events.emit(Progress(message=line, step="image"), actor)
+        elif self.sandbox.kind == "docker":
             self._install_dependencies(actor)
         self.events.emit(Progress(message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",
                                   step="sandbox"), actor)
@@ -157,10 +174,28 @@ class Session:
         self._sandbox_ready(actor, warning)
         if self._carried is not None:
             self._carry_over(actor)
+        if self.environment is not None:
+            self._ready_environment(actor)
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox, self.project))
         self.compile_ahead.request(self.sandbox)
-        self._launch(actor)
+        if self.with_debugger:
+            self._launch(actor)
+
+    def _ready_environment(self, actor: str) -> None:
+        """An image's own environment: its test command made runnable at the base, pdb on that
+        command when pytest runs it and the Python is new enough for the debugger, else no pdb
+        (the pdb tool is taken away, and the person and the agent are told why)."""
+        found = self.environment
+        found.ready(self.sandbox)
+        problem = found.pdb_problem(self.sandbox) if self.with_debugger or "pdb" in self.tools else None
+        if problem is None and found.pdb_entrypoint():
+            self.entrypoint_spec = self.entrypoint_spec or found.pdb_entrypoint()
+        elif problem is not None:
+            self.with_debugger = False
+            self.pdb_unavailable = problem
+            self.tools.pop("pdb", None)
+            self.events.emit(Notice(message=f"pdb is off for this task: {problem}"), actor)
 
     def _install_dependencies(self, actor: str) -> None:
         """A Docker sandbox runs in an image with the repo's declared dependencies installed
@@ -210,7 +245,7 @@ class Session:
 
         self.wide_entrypoint = self.entrypoint
         self.debugger = Debugger(self.sandbox, self.entrypoint, self.breakpoints, self.events,
-                                 timeout=self.pdb_timeout)
+                                 timeout=self.pdb_timeout, test_timeout=self.test_timeout)
         self.events.emit(Progress(message=f"starting pdb: {self.entrypoint.label}", step="pdb"), actor)
         return self._track(self.debugger.start(actor, restart=restart, reason=reason))
 
@@ -244,6 +279,8 @@ class Session:
                 return None
 
         self.project = read_project(files, read)
+        if self.environment is not None:  # the environment's own install of the repo is what runs, as its harness has it
+            return
         roots = [posixpath.join(sandbox.root, root) for root in self.project.import_roots]
         sandbox.program_env = {"PYTHONPATH": ":".join(roots)} if roots else {}
 
@@ -311,8 +348,19 @@ class Session:
 
     def _ready(self) -> Debugger:
         if self.debugger is None:
+            if not self.with_debugger and self.sandbox is not None and not self.error:
+                raise SandboxError("this session runs no debugger")
             raise SandboxError(self.error or "the session has not started yet")
         return self.debugger
+
+    @operation(writes=True)
+    def start_debugger(self, actor: str = SYSTEM) -> PdbResult | None:
+        """Start the pdb a session without one (debugger=False) left out: the program to its first
+        stop, as at a start. None when it runs already, or cannot run here (pdb_unavailable)."""
+        if self.debugger is not None or self.pdb_unavailable:
+            return None
+        self.with_debugger = True
+        return self._launch(actor)
 
     # --- the debugger -------------------------------------------------------------------------
 
@@ -542,18 +590,57 @@ class Session:
     def run_tests(self, args: str = "", timeout: float = 600, actor: str = HUMAN) -> Tests:
         """Run pytest in the sandbox (outside pdb) and count the results: `args`, else what the
         entrypoint's pytest command names (`pytest test.py -k cart`: its files, -k, options;
-        never a post-mortem's narrowing), else pytest's own discovery."""
+        never a post-mortem's narrowing), else pytest's own discovery. Each test is limited to
+        `test_timeout` seconds (core/test_runs.py): a hang is a failure that says where it was."""
+        from dgym_tui.core.test_runs import run_pytest, timeouts_text
+
         sandbox = self._sandbox()
+        if self.environment is not None and self.environment.test_command and not args:
+            return self._run_own_tests(timeout, actor)
         entrypoint = self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", "")
         if not args and entrypoint.kind == "pytest":
             args = shlex.join(entrypoint.args)
         self.events.emit(Progress(message=f"running tests {args}".strip() + "…", step="tests"), actor)
         env = run_environment(entrypoint, sandbox.root,
                               sandbox.program_env)  # `PYTHONPATH=src pytest` given as the entrypoint
-        assign = "".join(f"{name}={shlex.quote(value)} " for name, value in env.items())
-        result = sandbox.exec(f"{assign}{sandbox.python} -m pytest -q -rfE -p no:cacheprovider {args}",
-                              timeout=timeout)
-        tests = parse_pytest_summary(result.output, result.exit_code)
+        run = run_pytest(sandbox, args, env=env, timeout=timeout, test_timeout=self.test_timeout)
+        output = run.output
+        if run.timed_out:
+            output = output.rstrip("\n") + "\n\n" + timeouts_text(run) + "\n"
+        if run.rounds > 1 or run.suite_timed_out:  # pytest's own summary covers one round only
+            counts = run.counts()
+            tests = Tests(**counts, failing=run.failing(), output=output[-20000:], exit_code=run.exit_code)
+        else:
+            tests = parse_pytest_summary(output, run.exit_code)
+        tests = replace(tests, timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where}
+                                          for t in run.timed_out])
+        self.events.emit(tests, actor)
+        self._refresh_changes(actor)
+        return tests
+
+    def _run_own_tests(self, timeout: float, actor: str) -> Tests:
+        """The environment's own test command (a harness's), its output read by the environment's
+        own reader (a harness's log parser) where there is one, else by pytest's summary."""
+        from dgym_tui.core.test_runs import run_pytest, timeouts_text
+
+        found = self.environment
+        self.events.emit(Progress(message=f"running tests: {found.test_command}…", step="tests"), actor)
+        run = run_pytest(self.sandbox, [], timeout=timeout, test_timeout=self.test_timeout,
+                         command=f"cd {shlex.quote(self.sandbox.root)}\n{found.test_command}")
+        output = run.output
+        if run.timed_out:
+            output = output.rstrip("\n") + "\n\n" + timeouts_text(run) + "\n"
+        statuses = found.read_statuses(run.output) if found.read_statuses else {}
+        if statuses:
+            failing = [t for t, s in statuses.items() if s in ("FAILED", "ERROR")]
+            counts = {"passed": sum(s in ("PASSED", "XFAIL") for s in statuses.values()),
+                      "failed": sum(s == "FAILED" for s in statuses.values()),
+                      "errors": sum(s == "ERROR" for s in statuses.values())}
+            tests = Tests(**counts, failing=failing, output=output[-20000:], exit_code=run.exit_code)
+        else:
+            tests = parse_pytest_summary(output, run.exit_code)
+        tests = replace(tests, timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where}
+                                          for t in run.timed_out])
         self.events.emit(tests, actor)
         self._refresh_changes(actor)
         return tests

@@ -211,8 +211,12 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
             recording = read_session(str(copy))
         except SessionFileError as e:
             raise ReworkError(f"the trial's session cannot be read: {e}") from None
+        # the arm's tools, every one of them: a tool its schedule held back is the agent's now
+        arm = next((a for a in batch.get("arms") or [] if a.get("name") == trial.arm), None)
+        tools = arm_tools(list((arm or {}).get("tools") or []))
         session = Session.resume(recording, sandbox=str(trial.result.get("sandbox") or batch.get("sandbox") or "auto"),
-                                 image=batch.get("image"), entrypoint=task.entrypoint)
+                                 image=batch.get("image"), entrypoint=task.entrypoint, tools=tools,
+                                 debugger="pdb" in tools)
         out = Path(tmp) / "sent-back.jsonl"
         writer = SessionWriter.open(out, session, mode="auto", model=settings.model, sent_back_from=trial.id,
                                     note=note)
@@ -220,8 +224,7 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
             session.start()
             if session.state.program == "error":
                 raise ReworkError(f"the sandbox did not start: {session.state.error}")
-            arm = next((a for a in batch.get("arms") or [] if a.get("name") == trial.arm), None)
-            agent = make_agent(session, settings, tools=arm_tools(list((arm or {}).get("tools") or [])),
+            agent = make_agent(session, settings, tools=session.tools,
                                auto_answer=headless_answers(bool(batch.get("yes", True)),
                                                                               "a review's send-back"),
                                on_model_error="stop")
