@@ -37,6 +37,7 @@ class BatchConfig:
     test_timeout: float | None = None         # seconds per test, for tasks that do not set theirs
     sandbox: str = "auto"
     image: str | None = None
+    image_template: str | None = None         # SWE-bench instances' environment images
     yes: bool = False
     workers: int = 4
     executor: str = "local"

@@ -59,8 +59,14 @@ class Score:
 def score_patch(task: Task, patch: str, repo_dir: str, sandbox: str = "auto", image: str | None = None,
                 python: str | None = None) -> Score:
     """Score `patch` in a fresh sandbox made from repo_dir (the task's repo at its base, hidden
-    files left out). The sandbox is removed whatever happens. ScoringError: a failure of ours."""
-    fresh = FreshSandbox(task, repo_dir, sandbox, image, python)
+    files left out; a SWE-bench instance in its own image: the harness's way, batch/swebench.py).
+    The sandbox is removed whatever happens. ScoringError: a failure of ours."""
+    if task.environment is not None:
+        from dgym_tui.batch.swebench import HarnessScorer
+
+        fresh = HarnessScorer(task, repo_dir, test_timeout_of(task))
+    else:
+        fresh = FreshSandbox(task, repo_dir, sandbox, image, python)
     try:
         return fresh.score(patch)
     finally:

@@ -45,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
                    help="where each trial's code runs (default: auto)")
     p.add_argument("--image", help="sandbox image for docker (default: dgym-tui-sandbox:latest)")
+    p.add_argument("--image-template", metavar="NAME", help="SWE-bench instances: the environment image of each, "
+                   "{instance_id} (or {id_1776}: its id with __ as _1776_) filled in (default: the dataset's "
+                   "image, else swebench's name, swebench/sweb.eval.x86_64.{id_1776}:latest)")
     p.add_argument("--executor", default="local", metavar="local|ray",
                    help="where trials run: local (default: --workers processes here) or ray (a Ray cluster, "
                         "each node's dgym_sandbox slots; pip install 'dgym-tui[ray]')")
@@ -130,6 +133,19 @@ def check_model(model: str, api_base: str | None) -> None:
         raise UsageError(f"--model {model}: set {', '.join(missing)} in the environment (or give --api-base)")
 
 
+def image_checker():
+    """check_image for load_tasks: whether an instance's image is on this machine's engine or can
+    be pulled (None where no engine answers: the trials will say)."""
+    try:
+        from dgym_tui.sandbox.docker_sandbox import connect
+        from dgym_tui.sandbox.instance_image import available
+
+        client = connect(timeout=3)
+    except Exception:
+        return None
+    return lambda image: available(client, image)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -170,14 +186,18 @@ def _main(args) -> int:
     try:
         from dgym_tui.batch.tasks import load_tasks
 
-        tasks = load_tasks(args.tasks)
+        tasks = load_tasks(args.tasks, image_template=args.image_template,
+                           check_image=image_checker() if args.executor == "local" else None)
     except ValueError as e:  # tasks.TaskSetError
         raise UsageError(one_line(str(e))) from None
+    for task in tasks:
+        if task.note:
+            print(f"{PROG}: {one_line(task.note)}", file=sys.stderr)
     check_model(args.model, args.api_base)
     config = BatchConfig(tasks=os.path.abspath(args.tasks), model=args.model, arms=arms, api_base=args.api_base,
                          tool_format=args.tool_format, attempts=args.attempts, max_steps=args.max_steps,
                          max_cost=args.max_cost, trial_timeout=args.trial_timeout,
-                         test_timeout=args.test_timeout, sandbox=args.sandbox,
+                         test_timeout=args.test_timeout, sandbox=args.sandbox, image_template=args.image_template,
                          image=args.image, yes=args.yes, workers=args.workers, executor=args.executor,
                          total_cost=args.total_cost)
     if not scripted:

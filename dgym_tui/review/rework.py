@@ -59,6 +59,8 @@ def normalise_patch(task, patch: str) -> str:
         return ""
     if not patch.endswith("\n"):
         patch += "\n"
+    if getattr(task, "environment", None) is not None:  # its base is in its image: the harness applies it
+        return patch
     with repo_at_base(task) as base, _TempRepo() as tmp:
         shutil.copytree(base, tmp.root, symlinks=True, dirs_exist_ok=True)
         tmp.commit()
@@ -214,9 +216,14 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
         # the arm's tools, every one of them: a tool its schedule held back is the agent's now
         arm = next((a for a in batch.get("arms") or [] if a.get("name") == trial.arm), None)
         tools = arm_tools(list((arm or {}).get("tools") or []))
+        environment = None
+        if task.environment is not None:  # a SWE-bench instance: in its own image again
+            from dgym_tui.batch.swebench import session_environment
+
+            environment = session_environment(task)
         session = Session.resume(recording, sandbox=str(trial.result.get("sandbox") or batch.get("sandbox") or "auto"),
                                  image=batch.get("image"), entrypoint=task.entrypoint, tools=tools,
-                                 debugger="pdb" in tools)
+                                 debugger="pdb" in tools, environment=environment)
         out = Path(tmp) / "sent-back.jsonl"
         writer = SessionWriter.open(out, session, mode="auto", model=settings.model, sent_back_from=trial.id,
                                     note=note)
