@@ -8,12 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-# Environment variables litellm reads for the common providers. Only names are ever printed.
-PROVIDER_KEYS = [
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-    "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "TOGETHERAI_API_KEY",
-    "XAI_API_KEY", "COHERE_API_KEY", "AWS_ACCESS_KEY_ID", "OLLAMA_API_BASE",
-]
+from dgym_tui.config import PROVIDER_KEYS
 
 
 @dataclass

@@ -111,7 +111,7 @@ class LocalRayCluster:
 
     def env(self) -> dict:
         """The nodes' environment: no provider key (a trial's key must come with its spec)."""
-        from dgym_tui.doctor import PROVIDER_KEYS
+        from dgym_tui.config import PROVIDER_KEYS
 
         return {**{k: v for k, v in os.environ.items() if k not in PROVIDER_KEYS}, **RAY_ENV}
 

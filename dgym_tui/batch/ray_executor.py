@@ -80,7 +80,7 @@ def _quiet_cluster_errors(ray) -> None:
 
 def provider_keys() -> dict[str, str]:
     """The model providers' keys set in this process's environment (doctor's list)."""
-    from dgym_tui.doctor import PROVIDER_KEYS
+    from dgym_tui.config import PROVIDER_KEYS
 
     return {k: os.environ[k] for k in PROVIDER_KEYS if os.environ.get(k)}
 

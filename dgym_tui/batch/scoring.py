@@ -19,38 +19,16 @@ import fnmatch
 import posixpath
 import threading
 import time
-from dataclasses import asdict, dataclass, field
 
-from dgym_tui.batch.spec import Task
-from dgym_tui.batch.tasks import patched_files
+from dgym_tui.batch.spec import Score, ScoringError, Task
+from dgym_tui.core.workspace import patched_files
 from dgym_tui.core.test_runs import (DEFAULT_TEST_TIMEOUT, ERROR, FAILED, MISSING, PASSED, SKIPPED, PytestRun,
                                      run_pytest)
 from dgym_tui.sandbox.errors import SandboxError
 
 TEST_TIMEOUT = 900.0   # the whole suite's limit; each test has the task's own (DEFAULT_TEST_TIMEOUT)
 TestRun = PytestRun    # one run of the suite: outcomes by test id, broken files, time-outs
-__all__ = ["ERROR", "FAILED", "MISSING", "PASSED", "SKIPPED"]
-
-
-class ScoringError(Exception):
-    """A failure of ours while scoring (the sandbox, git, pytest would not run): status error."""
-
-
-@dataclass
-class Score:
-    resolved: bool
-    reason: str
-    tests_before: dict
-    tests_after: dict
-    fail_to_pass: dict
-    pass_to_pass: dict
-    reverted: list[str]
-    score_seconds: float = 0.0
-    applied: bool = True            # the agent's patch applied
-    timed_out: list = field(default_factory=list)  # {test, seconds, where}: stopped at their limit, with the patch
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+__all__ = ["ERROR", "FAILED", "MISSING", "PASSED", "SKIPPED", "Score", "ScoringError"]
 
 
 # --- the score ---------------------------------------------------------------------------------

@@ -104,6 +104,27 @@ class TrialOutcome:
     patch: str = ""                           # the agent's change against the base (git diff)
 
 
+class ScoringError(Exception):
+    """A failure of ours while scoring (the sandbox, git, pytest would not run): status error."""
+
+
+@dataclass
+class Score:
+    resolved: bool
+    reason: str
+    tests_before: dict
+    tests_after: dict
+    fail_to_pass: dict
+    pass_to_pass: dict
+    reverted: list[str]
+    score_seconds: float = 0.0
+    applied: bool = True            # the agent's patch applied
+    timed_out: list = field(default_factory=list)  # {test, seconds, where}: stopped at their limit, with the patch
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 class Executor(Protocol):
     """Runs trials, each a call of `run_trial(spec)` somewhere; yields (spec, outcome) as they
     finish. An exception inside a trial becomes an outcome with status "error", never a raise.

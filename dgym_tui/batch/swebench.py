@@ -222,7 +222,7 @@ class HarnessScorer:
         return done
 
     def score(self, patch: str):
-        from dgym_tui.batch.scoring import Score, ScoringError
+        from dgym_tui.batch.spec import Score, ScoringError
         from dgym_tui.sandbox.errors import SandboxError
 
         if self._thread is None:
@@ -288,7 +288,7 @@ class HarnessScorer:
     def _grade(self, patch: str, before: dict, log: str, run):
         from swebench.harness.grading import get_eval_report
 
-        from dgym_tui.batch.scoring import Score, ScoringError
+        from dgym_tui.batch.spec import Score, ScoringError
 
         spec = test_spec(self.task)
         after = self._statuses(log, run)
@@ -339,7 +339,7 @@ class HarnessScorer:
 
 
 def _patched(patch: str) -> list[str]:
-    from dgym_tui.batch.tasks import patched_files
+    from dgym_tui.core.workspace import patched_files
 
     return patched_files(patch)
 

@@ -24,6 +24,7 @@ import tomllib
 from pathlib import Path
 
 from dgym_tui.batch.spec import Task
+from dgym_tui.core.workspace import patched_files
 
 TASK_TOML = "task.toml"
 TASK_TOML_KEYS = {
@@ -341,22 +342,3 @@ def _cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("dgym-tui")) / "repos"
-
-
-_DIFF_FILE = re.compile(r"^diff --git a/(.+?) b/(.+)$", re.M)
-
-
-def patched_files(patch: str) -> list[str]:
-    """The files a unified diff (git's format) touches, in order."""
-    found: list[str] = []
-    for old, new in _DIFF_FILE.findall(patch):
-        for name in (old, new):
-            if name not in found and name != "/dev/null":
-                found.append(name)
-    if not found:
-        for line in patch.splitlines():
-            if line.startswith("+++ ") and not line.startswith("+++ /dev/null"):
-                name = line[4:].split("\t")[0].removeprefix("b/")
-                if name not in found:
-                    found.append(name)
-    return found

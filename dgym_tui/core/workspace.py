@@ -9,6 +9,7 @@ Undo goes back one checkpoint with git, and the breakpoints move with their code
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from dgym_tui.sandbox.errors import SandboxError
@@ -104,3 +105,22 @@ def edited_text(old: str | None, new_code: str, start: int | None, end: int | No
     if old is not None and old.endswith("\n") and text and not text.endswith("\n"):
         text += "\n"
     return text
+
+
+_DIFF_FILE = re.compile(r"^diff --git a/(.+?) b/(.+)$", re.M)
+
+
+def patched_files(patch: str) -> list[str]:
+    """The files a unified diff (git's format) touches, in order."""
+    found: list[str] = []
+    for old, new in _DIFF_FILE.findall(patch):
+        for name in (old, new):
+            if name not in found and name != "/dev/null":
+                found.append(name)
+    if not found:
+        for line in patch.splitlines():
+            if line.startswith("+++ ") and not line.startswith("+++ /dev/null"):
+                name = line[4:].split("\t")[0].removeprefix("b/")
+                if name not in found:
+                    found.append(name)
+    return found
