@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from dgym_tui.batch.result import TrialResult
 from dgym_tui.batch import run_dir as rd
 from dgym_tui.batch.driver import BatchConfig, run_batch
 from dgym_tui.batch.executors import LocalExecutor, make_executor
@@ -94,7 +95,7 @@ def test_every_status_two_arms_and_the_run_dir(tmp_path, run_log):
 
     run = run_batch(out, config(), tasks, LocalExecutor(workers=3, trial=fake_trial), progress=LogProgress(Out()),
                     write_report=False, reap=False)
-    results = {r["trial"]: r for r in run.results}
+    results = {r.trial: r.to_dict() for r in run.results}
     assert len(results) == 12 and run.ran == 12
     assert results["resolved-a__with__1"]["status"] == "resolved"
     assert results["unresolved-b__without__1"]["status"] == "unresolved"
@@ -319,7 +320,7 @@ def test_batch_every_status_two_arms_then_resume_after_sigkill(tmp_path):
         again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         assert again.returncode == 1, again.stdout + again.stderr  # 1: errors remain (error-d)
         calls_after = dict(model.calls)
-    results = {r["trial"]: r for r in rd.load_results(out)}
+    results = {r.trial: r.to_dict() for r in rd.load_results(out)}
     assert len(results) == 8
     status = {t: r["status"] for t, r in results.items()}
     assert status["resolved-a__with-pdb__1"] == status["resolved-a__no-pdb__1"] == "resolved"
@@ -349,7 +350,7 @@ def test_batch_reaches_every_status_in_two_arms(tmp_path):
         done = subprocess.run(batch_command(tasks, out, model.server.url, "--workers", "4", sandbox="local"),
                               capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr  # 1: errors to retry remain
-    status = {r["trial"]: r["status"] for r in rd.load_results(out)}
+    status = {r.trial: r.status for r in rd.load_results(out)}
     assert status == {f"{n}__{arm}__1": n.split("-")[0] for n in names for arm in ("with-pdb", "no-pdb")}, status
     # one line per finished trial (no TTY), then the total and where the report is
     lines = done.stdout.splitlines()
@@ -408,7 +409,7 @@ def test_live_table_shows_running_trials_with_step_cost_and_totals():
     progress.begin(specs, [])
     progress.event("alpha__with-pdb__1", {"kind": "started"})
     progress.event("alpha__with-pdb__1", {"step": 4, "cost": 0.0123})
-    progress.finished(specs[1], {"status": "resolved", "steps": 2, "cost": 0.01, "seconds": 3})
+    progress.finished(specs[1], TrialResult(status="resolved", steps=2, cost=0.01, seconds=3))
     from rich.console import Console
 
     console = Console(file=io.StringIO(), width=120, color_system=None)

@@ -85,7 +85,7 @@ def results_once(out: Path, trials: int) -> dict:
     ids = [r["trial"] for r in lines]
     assert len(ids) == len(set(ids)) == trials, ids
     assert len(list(out.glob("trials/*/result.json"))) == trials
-    return {r["trial"]: r for r in rd.load_results(out)}
+    return {r.trial: r.to_dict() for r in rd.load_results(out)}
 
 
 def test_six_trials_spread_over_both_nodes_the_key_reaching_the_agents_only(ray_cluster, tmp_path):

@@ -20,7 +20,7 @@ from dgym_tui.batch.tasks import load_tasks
 from dgym_tui.batch.trial import pack_task, run_trial
 
 RESULT_FIELDS = {"format", "trial", "task", "arm", "attempt", "status", "reason", "outcome", "summary",
-                 "tests_before", "tests_after", "fail_to_pass", "pass_to_pass", "reverted", "timed_out", "steps", "tokens",
+                 "tests_before", "tests_after", "fail_to_pass", "pass_to_pass", "reverted", "timed_out", "notes", "steps", "tokens",
                  "cost", "seconds", "agent_seconds", "score_seconds", "tool_calls", "tool_format", "model",
                  "sandbox", "node", "started", "finished", "patch_sha256", "error"}
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from review_fixtures import copy_run, fix_patch, git, shared_real_run_dir, synthetic_run_dir, task_repo
 
+from dgym_tui.batch.result import TrialResult
 from dgym_tui.commands.review import main as review_main
 from dgym_tui.review import reviews, revisions
 from dgym_tui.review.exports import ExportError, apply_approved, make_branches
@@ -45,7 +46,7 @@ def test_a_real_batch_reads_resolved_first_with_its_scores(real):
                                                     ("gone", "error")]
     fixed = trials[0]
     assert run.diff_size(fixed) == (1, 1) and fixed.steps == 2 and fixed.summary == "add subtracted"
-    assert fixed.result["tests_after"]["failed"] == 0
+    assert fixed.result.tests_after["failed"] == 0
     assert run.session_path(fixed).stat().st_size > 0
     assert run.expected == 3 and run.counts()["undecided"] == 3
 
@@ -74,7 +75,7 @@ def test_an_approval_lapses_when_the_patch_changes_and_never_changes_a_score(tmp
     rev = revisions.create(run.path, t.id, "edit", fix_patch().replace("a + b", "b + a"))
     run.refresh()
     assert t.pending == "scoring…" and not t.approved  # waiting for its score: not approvable
-    revisions.save_score(rev, dict(t.result, status="unresolved", reason="scored again"))
+    revisions.save_score(rev, TrialResult.from_dict(dict(t.result.to_dict(), status="unresolved", reason="scored again")))
     run.refresh()
     assert t.revision == 1 and t.status == "unresolved" and t.pending is None
     assert not t.approved and t.verdict_text == "approve?"  # approved a patch that is no longer the one
@@ -231,12 +232,12 @@ def test_an_edit_is_scored_again_in_a_fresh_docker_sandbox(tmp_path):
     run_dir, repos = real_run_dir(tmp_path, sandbox="docker")
     run = RunDir.open(run_dir)
     half = run.trials["half__all__1"]
-    assert half.status == "unresolved" and half.result["sandbox"] == "docker"
+    assert half.status == "unresolved" and half.result.sandbox == "docker"
     edited = run.patch(half).rstrip("\n") + "\n-    return a + b\n+    return a - b\n"
     message = rework.make_revision(run, half, "edit", patch=edited)
     run.refresh(force=True)
     assert half.revision == 1 and half.status == "resolved", message
-    assert half.result["sandbox"] == "docker"
+    assert half.result.sandbox == "docker"
     ours = client.containers.list(all=True, filters={"label": f"dgym-tui.owner-pid={os.getpid()}"})
     assert ours == []  # the scoring's sandbox removed
     reviews.record(run.path, half.id, "approve", half.patch_sha256, revision=1)

@@ -146,7 +146,7 @@ async def test_send_back_resumes_the_trials_session_with_the_note(real, stub_llm
         await pilot.press(*note, "enter")
         await wait_for(pilot, lambda: half.revision == 1 and half.pending is None, timeout=SCORE_TIMEOUT,
                        what="the send-back run and scored")
-        assert half.origin == "send-back" and half.status == "resolved", half.result.get("reason")
+        assert half.origin == "send-back" and half.status == "resolved", half.result.reason
     first = json.dumps(stub_llm.bodies[0]["messages"])
     assert note in first  # the person's hint, in the first request of the new attempt
     assert "add() subtracts." in first  # which goes on from the trial's own conversation
@@ -185,7 +185,7 @@ async def test_take_over_from_the_replay_becomes_a_new_revision(real, monkeypatc
         await pilot.press("down", "o")
         await wait_for(pilot, lambda: half.revision == 1 and half.pending is None, timeout=SCORE_TIMEOUT,
                        what="the take-over scored")
-        assert half.origin == "take-over" and half.status == "resolved", half.result.get("reason")
+        assert half.origin == "take-over" and half.status == "resolved", half.result.reason
     patch = (run_dir / "revisions" / "half__all__1" / "1" / "patch.diff").read_text()
     assert "+    return a + b" in patch and "+    return a - b" in patch
     assert (run_dir / "revisions" / "half__all__1" / "1" / "session.jsonl").is_file()

@@ -170,7 +170,7 @@ def test_a_batch_of_the_instance_exports_predictions_the_harness_reads(instance,
                          sandbox="docker", yes=True, workers=1)
     out = tmp_path / "run"
     run = run_batch(out, config, tasks, LocalExecutor(workers=1))
-    assert [r["status"] for r in run.results] == ["resolved"], run.results
+    assert [r.status for r in run.results] == ["resolved"], run.results
     inbox = RunDir.open(out)
     [trial] = inbox.sorted_trials()
     reviews.record(inbox.path, trial.id, "approve", trial.patch_sha256)

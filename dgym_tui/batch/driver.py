@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dgym_tui.batch import run_dir as rd
-from dgym_tui.batch.spec import STATUSES, Arm, Task, TrialOutcome, TrialSpec
+from dgym_tui.batch.result import STATUSES, TrialResult
+from dgym_tui.batch.spec import Arm, Task, TrialOutcome, TrialSpec
 
 
 @dataclass
@@ -64,7 +65,7 @@ class BatchConfig:
 class BatchRun:
     """What one call of run_batch did."""
 
-    results: list[dict]                       # every finished trial's result in RUN_DIR, now
+    results: list[TrialResult]                # every finished trial's result in RUN_DIR, now
     ran: int = 0                              # trials run by this call
     kept: int = 0                             # trials found done and kept
     not_started: int = 0                      # trials left unrun by the total cost
@@ -75,15 +76,15 @@ class BatchRun:
 def normalise(spec: TrialSpec, outcome: TrialOutcome) -> TrialOutcome:
     """The outcome with the fields only the driver can vouch for (which trial) set from the
     spec, and an unknown status made an error: a trial's answer is not trusted to name itself."""
-    result = dict(outcome.result or {})
-    if result.get("status") not in STATUSES:
-        bad = result.get("status")
-        result.update(status="error", reason=f"the trial returned no valid status ({bad!r})",
-                      error=result.get("error") or f"invalid status {bad!r}")
-    result.update(trial=spec.trial_id, task=spec.task.id, arm=spec.arm.name, attempt=spec.attempt)
-    result.setdefault("node", socket.gethostname())
-    result.setdefault("model", spec.model)
-    return TrialOutcome(result=result, session=outcome.session or b"", patch=outcome.patch or "")
+    given = dict(outcome.result or {})
+    result = TrialResult.from_dict(given)
+    if given.get("status") not in STATUSES:
+        bad = given.get("status")
+        result.fail(f"the trial returned no valid status ({bad!r})", result.error or f"invalid status {bad!r}")
+    result.trial, result.task, result.arm, result.attempt = spec.trial_id, spec.task.id, spec.arm.name, spec.attempt
+    result.node = given.get("node") or socket.gethostname()
+    result.model = given.get("model") or spec.model
+    return TrialOutcome(result=result.to_dict(), session=outcome.session or b"", patch=outcome.patch or "")
 
 
 def reap_stale_sandboxes(sandbox: str) -> None:
@@ -115,7 +116,7 @@ def run_batch(run_dir: str | Path, config: BatchConfig, tasks: list[Task], execu
     done = rd.finished(run_dir) if resuming else {}
     if retry_errors:
         for trial_id, result in list(done.items()):
-            if result.get("status") == "error":
+            if result.status == "error":
                 rd.retire(run_dir, trial_id)
                 del done[trial_id]
     if resuming:
@@ -127,7 +128,7 @@ def run_batch(run_dir: str | Path, config: BatchConfig, tasks: list[Task], execu
     if progress is not None:
         progress.begin(specs, kept)
 
-    spent = {"done": sum(float(r.get("cost") or 0) for r in kept), "live": {}}
+    spent = {"done": sum(float(r.cost or 0) for r in kept), "live": {}}
     skipped = []
 
     def feed() -> Iterator[TrialSpec]:
@@ -149,7 +150,7 @@ def run_batch(run_dir: str | Path, config: BatchConfig, tasks: list[Task], execu
             outcome = normalise(spec, outcome)
             result = rd.write_trial(run_dir, spec.trial_id, outcome)
             spent["live"].pop(spec.trial_id, None)
-            spent["done"] += float(result.get("cost") or 0)
+            spent["done"] += float(result.cost or 0)
             run.ran += 1
             if progress is not None:
                 progress.finished(spec, result)

@@ -40,15 +40,15 @@ STOP_WAIT = 15.0  # seconds a worker gets to remove its sandbox after SIGTERM
 
 def error_outcome(spec: TrialSpec, message: str, started: float | None = None, node: str | None = None) -> TrialOutcome:
     """A trial that failed on our side (the worker died, the trial raised): status error."""
+    from dgym_tui.batch.result import TrialResult
+
     now = time.time()
     iso = lambda t: datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")  # noqa: E731
-    return TrialOutcome(result={
-        "trial": spec.trial_id, "task": spec.task.id, "arm": spec.arm.name, "attempt": spec.attempt,
-        "status": "error", "reason": message.splitlines()[0][:300] if message else "error",
-        "outcome": "error", "error": message, "model": spec.model, "sandbox": spec.sandbox,
-        "node": node or socket.gethostname(), "steps": 0, "tokens": 0, "cost": 0.0,
-        "seconds": round(now - started, 3) if started else 0.0, "tool_calls": {},
-        "started": iso(started or now), "finished": iso(now)})
+    result = TrialResult(trial=spec.trial_id, task=spec.task.id, arm=spec.arm.name, attempt=spec.attempt,
+                         model=spec.model, sandbox=spec.sandbox, node=node or socket.gethostname(), cost=0.0,
+                         seconds=round(now - started, 3) if started else 0.0, started=iso(started or now),
+                         finished=iso(now))
+    return TrialOutcome(result=result.fail(message).to_dict())
 
 
 def resolve_trial(ref: str | Callable) -> Callable:

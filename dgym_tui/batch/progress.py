@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 
+from dgym_tui.batch.result import TrialResult
 from dgym_tui.core.safe_text import one_line
 
 
@@ -40,13 +41,13 @@ class Tally:
         self.done_now = 0
         self.started = time.time()
 
-    def add(self, result: dict, now: bool = True) -> None:
-        status = result.get("status")
+    def add(self, result: TrialResult, now: bool = True) -> None:
+        status = result.status
         self.counts[status] = self.counts.get(status, 0) + 1
-        if result.get("cost") is None:
+        if result.cost is None:
             self.cost_known = False
         else:
-            self.cost += float(result["cost"])
+            self.cost += float(result.cost)
         self.done_now += now
 
     @property
@@ -87,13 +88,13 @@ class LogProgress:
     def event(self, trial_id: str, data: dict) -> None:
         pass
 
-    def finished(self, spec, result: dict) -> None:
+    def finished(self, spec, result: TrialResult) -> None:
         self.tally.add(result)
-        status = result.get("status", "?")
-        why = f" — {result['reason']}" if result.get("reason") and status != "resolved" else ""
+        status = result.status
+        why = f" — {result.reason}" if result.reason and status != "resolved" else ""
         self._print(f"[{self.tally.done}/{self.tally.total}] {spec.trial_id}: {status} "
-                    f"steps {result.get('steps', '?')} cost {_money(result.get('cost'))} "
-                    f"{float(result.get('seconds') or 0):.1f}s{why}")
+                    f"steps {result.steps} cost {_money(result.cost)} "
+                    f"{float(result.seconds or 0):.1f}s{why}")
 
     def note(self, text: str) -> None:
         self._print(text)
@@ -140,14 +141,14 @@ class LiveProgress(LogProgress):
                 if data.get(key) is not None:
                     row[key] = data[key]
 
-    def finished(self, spec, result: dict) -> None:
+    def finished(self, spec, result: TrialResult) -> None:
         with self.lock:
             row = self.rows.setdefault(spec.trial_id, {"task": spec.task.id, "arm": spec.arm.name,
                                                        "attempt": spec.attempt, "started": None})
-            row.update(state=result.get("status", "?"), step=result.get("steps"), cost=result.get("cost"),
-                       ended=time.time(), node=result.get("node") or row.get("node"))
+            row.update(state=result.status, step=result.steps, cost=result.cost,
+                       ended=time.time(), node=result.node or row.get("node"))
             if row["started"] is None:
-                row["started"] = row["ended"] - float(result.get("seconds") or 0)
+                row["started"] = row["ended"] - float(result.seconds or 0)
         self.tally.add(result)
 
     def note(self, text: str) -> None:

@@ -22,16 +22,18 @@ from collections import Counter
 from pathlib import Path
 
 from dgym_tui.batch import run_dir as rd
-from dgym_tui.batch.stats import SCORED, stats, wilson
+from dgym_tui.batch.result import SCORED, TrialResult
+from dgym_tui.batch.stats import stats, wilson
 from dgym_tui.core.safe_text import one_line
 
 __all__ = ["arm_stats", "stats_of", "summary_md", "report_html", "total_cost", "wilson", "write_all"]
 MARKS = {"resolved": "✓", "unresolved": "✗", "limit": "L", "error": "E"}
 
 
-def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
+def arm_stats(results: list[TrialResult | dict], order: list[str] = ()) -> dict[str, dict]:
     """arm -> counts by status, scored, rate, interval, and the steps / cost / seconds lists
     and tool-call totals of its trials (arms in `order`, then as they first appear)."""
+    results = [r if isinstance(r, TrialResult) else TrialResult.from_dict(r) for r in results]
     arms: dict[str, dict] = {}
 
     def new() -> dict:
@@ -41,17 +43,17 @@ def arm_stats(results: list[dict], order: list[str] = ()) -> dict[str, dict]:
     for name in order:
         arms[name] = new()
     for r in results:
-        a = arms.setdefault(r.get("arm", "?"), new())
-        a["counts"][r.get("status", "error")] += 1
-        if r.get("status") != "error":
-            a["steps"].append(int(r.get("steps") or 0))
-            a["seconds"].append(float(r.get("seconds") or 0))
-            a["tokens"].append(int(r.get("tokens") or 0))
-            if r.get("cost") is None:
+        a = arms.setdefault(r.arm, new())
+        a["counts"][r.status] += 1
+        if r.status != "error":
+            a["steps"].append(int(r.steps or 0))
+            a["seconds"].append(float(r.seconds or 0))
+            a["tokens"].append(int(r.tokens or 0))
+            if r.cost is None:
                 a["cost_unknown"] += 1
             else:
-                a["cost"].append(float(r["cost"]))
-        a["tools"].update({k: int(v) for k, v in (r.get("tool_calls") or {}).items()})
+                a["cost"].append(float(r.cost))
+        a["tools"].update({k: int(v) for k, v in (r.tool_calls or {}).items()})
     for a in arms.values():
         a["scored"] = sum(a["counts"][s] for s in SCORED)
         a["resolved"] = a["counts"]["resolved"]
@@ -138,7 +140,7 @@ def summary_md(run_dir: Path) -> str:
     for task, row in figures["tasks"].items():
         lines.append(f"| {_md(task)} | " + " | ".join("".join(MARKS.get(s, "?") for s in row[n]) or "–"
                                                        for n in names) + " |")
-    errors = [r for r in results if r.get("status") == "error"]
+    errors = [r for r in results if r.status == "error"]
     if errors:
         lines += ["", "## Not scored (errors, ours or the provider's; `--retry errors` runs them again)", ""]
         for name, f in figures["arms"].items():
@@ -148,7 +150,7 @@ def summary_md(run_dir: Path) -> str:
                              f"{len(lost)} task(s) with no scored attempt"
                              + (": " + "; ".join(f"{_md(t)} ({_md(', '.join(why))})" for t, why in lost.items())
                                 if lost else ""))
-        lines += [f"  - {_md(r.get('trial', '?'))}: {_md(r.get('reason') or '')}" for r in errors]
+        lines += [f"  - {_md(r.trial)}: {_md(r.reason or '')}" for r in errors]
     return "\n".join(lines) + "\n"
 
 
@@ -323,15 +325,15 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
     out.append("<h2>Trials</h2>\n<table id=\"trials\">\n<tr><th>trial</th><th>status</th><th>why</th><th>steps</th>"
                "<th>cost</th><th>time</th><th>tools</th></tr>\n")
     for r in results:
-        trial = str(r.get("trial", "?"))
-        status = str(r.get("status", "?"))
+        trial = str(r.trial)
+        status = str(r.status)
         link = (f"<a href=\"replays/{html.escape(trial, quote=True)}.html\">{_e(trial)}</a>"
                 if trial in replays else _e(trial))
-        tools = ", ".join(f"{k} {v}" for k, v in sorted((r.get("tool_calls") or {}).items()))
-        cost = "?" if r.get("cost") is None else f"${float(r['cost']):.4f}"
-        out.append(f"<tr><td>{link}</td><td class=\"{_e(status)}\">{_e(status)}</td><td>{_e(r.get('reason') or '')}</td>"
-                   f"<td class=n>{_e(r.get('steps', ''))}</td><td class=n>{cost}</td>"
-                   f"<td class=n>{float(r.get('seconds') or 0):.1f} s</td><td>{_e(tools)}</td></tr>\n")
+        tools = ", ".join(f"{k} {v}" for k, v in sorted((r.tool_calls or {}).items()))
+        cost = "?" if r.cost is None else f"${float(r.cost):.4f}"
+        out.append(f"<tr><td>{link}</td><td class=\"{_e(status)}\">{_e(status)}</td><td>{_e(r.reason or '')}</td>"
+                   f"<td class=n>{_e(r.steps)}</td><td class=n>{cost}</td>"
+                   f"<td class=n>{float(r.seconds or 0):.1f} s</td><td>{_e(tools)}</td></tr>\n")
     out.append("</table>\n</body>\n</html>\n")
     return "".join(out)
 
@@ -344,7 +346,7 @@ def write_replays(run_dir: Path) -> set[str]:
 
     have = set()
     for r in rd.load_results(run_dir):
-        trial = str(r.get("trial"))
+        trial = str(r.trial)
         files = rd.trial_files(run_dir, trial)
         session, replay = files["session"], files["replay"]
         if not session.exists() or session.stat().st_size == 0:

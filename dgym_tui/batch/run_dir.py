@@ -17,9 +17,9 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dgym_tui.batch.result import FORMAT, TrialResult
 from dgym_tui.batch.spec import Task, TrialOutcome
 
-FORMAT = 1
 # batch.json keys that may differ between the run that started a RUN_DIR and one that goes on
 # with it (docs/run-dir.md): how it runs, not what it measures.
 NOT_COMPARED = ("format", "created", "workers", "executor", "total_cost")
@@ -94,7 +94,7 @@ def prepare(run_dir: Path, config: dict, tasks: list[Task]) -> bool:
     return False
 
 
-def write_trial(run_dir: Path, trial_id: str, outcome: TrialOutcome) -> dict:
+def write_trial(run_dir: Path, trial_id: str, outcome: TrialOutcome) -> TrialResult:
     """The trial's files, result.json last and atomically; returns the result as written (with
     the fields only the driver knows filled in)."""
     folder = Path(run_dir) / "trials" / trial_id
@@ -102,11 +102,12 @@ def write_trial(run_dir: Path, trial_id: str, outcome: TrialOutcome) -> dict:
     patch = (outcome.patch or "").encode("utf-8", "surrogateescape")
     write_atomic(folder / "session.jsonl", outcome.session or b"")
     write_atomic(folder / "patch.diff", patch)
-    result = {"format": FORMAT, **outcome.result, "trial": trial_id,
-              "patch_sha256": hashlib.sha256(patch).hexdigest()}
-    write_atomic(folder / "result.json", (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode())
+    result = TrialResult.from_dict(dict(outcome.result))
+    result.format, result.trial, result.patch_sha256 = FORMAT, trial_id, hashlib.sha256(patch).hexdigest()
+    data = result.to_dict()
+    write_atomic(folder / "result.json", (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     with open(Path(run_dir) / "results.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(result, ensure_ascii=False) + "\n")
+        fh.write(json.dumps(data, ensure_ascii=False) + "\n")
     return result
 
 
@@ -129,7 +130,7 @@ def rebuild_results(run_dir: Path) -> list[dict]:
     """results.jsonl made again from trials/*/result.json (in the order tasks.jsonl lists the
     tasks); returns the results."""
     results = load_results(run_dir, from_trials=True)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
+    text = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results)
     write_atomic(Path(run_dir) / "results.jsonl", text.encode())
     return results
 
@@ -170,15 +171,15 @@ def load_tasks(run_dir: Path) -> list[Task]:
             for line in lines if line.strip()]
 
 
-def load_result(run_dir: Path, trial_id: str) -> dict | None:
+def load_result(run_dir: Path, trial_id: str) -> TrialResult | None:
     """A trial's result.json, or None while it is not done (or its file is unreadable)."""
     try:
-        return _read_json(Path(run_dir) / "trials" / trial_id / "result.json")
+        return TrialResult.from_dict(_read_json(Path(run_dir) / "trials" / trial_id / "result.json"))
     except RunDirError:
         return None
 
 
-def finished(run_dir: Path) -> dict[str, dict]:
+def finished(run_dir: Path) -> dict[str, TrialResult]:
     """trial id -> result, for every trial with a result.json."""
     out = {}
     trials = Path(run_dir) / "trials"
@@ -190,14 +191,14 @@ def finished(run_dir: Path) -> dict[str, dict]:
     return out
 
 
-def load_results(run_dir: Path, from_trials: bool = True) -> list[dict]:
+def load_results(run_dir: Path, from_trials: bool = True) -> list[TrialResult]:
     """Every finished trial's result, in task order (tasks.jsonl), then arm and attempt. From
     trials/ (the truth) by default; from_trials=False reads results.jsonl, the last line for a
     trial winning, torn lines skipped."""
     if from_trials:
         results = list(finished(run_dir).values())
     else:
-        latest: dict[str, dict] = {}
+        latest: dict[str, TrialResult] = {}
         path = Path(run_dir) / "results.jsonl"
         if path.exists():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -206,14 +207,13 @@ def load_results(run_dir: Path, from_trials: bool = True) -> list[dict]:
                 except ValueError:
                     continue  # a line torn by a kill
                 if isinstance(r, dict) and r.get("trial"):
-                    latest[r["trial"]] = r
+                    latest[r["trial"]] = TrialResult.from_dict(r)
         results = list(latest.values())
     try:
         order = {t.id: i for i, t in enumerate(load_tasks(run_dir))}
     except RunDirError:
         order = {}
-    return sorted(results, key=lambda r: (order.get(r.get("task"), len(order)), str(r.get("task")),
-                                          str(r.get("arm")), int(r.get("attempt") or 0)))
+    return sorted(results, key=lambda r: (order.get(r.task, len(order)), r.task, r.arm, int(r.attempt or 0)))
 
 
 def trial_files(run_dir: Path, trial_id: str) -> dict[str, Path]:

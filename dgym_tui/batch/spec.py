@@ -13,10 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
-STATUSES = ("resolved", "unresolved", "limit", "error")
-"""resolved / unresolved: scored in a fresh sandbox; limit: the agent hit --max-steps, --max-cost
-or --trial-timeout before submitting (still scored: its patch may resolve the task; status says
-limit only when it does not); error: a failure of ours or the provider's, never the agent's."""
+from dgym_tui.batch.result import STATUSES  # noqa: F401  (re-exported: the statuses, with what each means)
 
 
 @dataclass
@@ -99,7 +96,7 @@ class TrialOutcome:
     """What a trial returns to the driver: the result (result.json's content) and the files the
     driver writes beside it. The trial writes nothing where the driver could see it."""
 
-    result: dict                              # see docs/run-dir.md, "result.json"
+    result: dict                              # result.TrialResult.to_dict(): docs/run-dir.md, "result.json"
     session: bytes = b""                      # the session file (JSON lines)
     patch: str = ""                           # the agent's change against the base (git diff)
 

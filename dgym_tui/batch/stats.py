@@ -20,7 +20,8 @@ import math
 import random
 from collections import Counter, defaultdict
 
-SCORED = ("resolved", "unresolved", "limit")
+from dgym_tui.batch.result import SCORED, TrialResult
+
 BOOTSTRAP = 10_000
 SEED = 20261127
 Z95 = 1.959964
@@ -73,18 +74,19 @@ def bootstrap_difference(pairs: list[tuple[list[bool], list[bool]]], resamples: 
     return point, (draws[int(0.025 * resamples)], draws[min(resamples - 1, int(0.975 * resamples))])
 
 
-def stats(results: list[dict], arms: list[dict] | None = None, attempts: int = 1) -> dict:
-    """All of the report's figures from the trials' results (result.json dicts). arms: batch.json's
-    arms, for their order, tools and schedules."""
+def stats(results: list[TrialResult | dict], arms: list[dict] | None = None, attempts: int = 1) -> dict:
+    """All of the report's figures from the trials' results (TrialResult, or result.json's dicts).
+    arms: batch.json's arms, for their order, tools and schedules."""
+    results = [r if isinstance(r, TrialResult) else TrialResult.from_dict(r) for r in results]
     arms = list(arms or [])
     order = [a.get("name") for a in arms]
-    by_arm_task: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for r in sorted(results, key=lambda r: (r.get("task", ""), r.get("attempt", 0))):
-        by_arm_task[r.get("arm", "?")][r.get("task", "?")].append(r)
-        if r.get("arm") not in order:
-            order.append(r.get("arm", "?"))
+    by_arm_task: dict[str, dict[str, list[TrialResult]]] = defaultdict(lambda: defaultdict(list))
+    for r in sorted(results, key=lambda r: (r.task, r.attempt)):
+        by_arm_task[r.arm][r.task].append(r)
+        if r.arm not in order:
+            order.append(r.arm)
     described = {a.get("name"): a for a in arms}
-    tasks = sorted({r.get("task", "?") for r in results})
+    tasks = sorted({r.task for r in results})
     out: dict = {"attempts": attempts, "arms": {}, "pairs": [], "tasks": {}}
     for name in order:
         out["arms"][name] = _arm(name, by_arm_task[name], described.get(name, {}), attempts)
@@ -92,14 +94,14 @@ def stats(results: list[dict], arms: list[dict] | None = None, attempts: int = 1
         for second in order[i + 1:]:
             out["pairs"].append(_pair(first, second, by_arm_task[first], by_arm_task[second]))
     for task in tasks:
-        out["tasks"][task] = {name: [r.get("status", "error") for r in by_arm_task[name].get(task, [])]
+        out["tasks"][task] = {name: [r.status for r in by_arm_task[name].get(task, [])]
                               for name in order}
     return out
 
 
-def _arm(name: str, by_task: dict[str, list[dict]], described: dict, attempts: int) -> dict:
+def _arm(name: str, by_task: dict[str, list[TrialResult]], described: dict, attempts: int) -> dict:
     trials = [r for rs in by_task.values() for r in rs]
-    counts = Counter(r.get("status", "error") for r in trials)
+    counts = Counter(r.status for r in trials)
     scored = sum(counts[s] for s in SCORED)
     resolved = counts["resolved"]
     lo, hi = wilson(resolved, scored)
@@ -107,18 +109,18 @@ def _arm(name: str, by_task: dict[str, list[dict]], described: dict, attempts: i
     for k in range(1, max(1, attempts) + 1):
         values = []
         for rs in by_task.values():
-            n = sum(1 for r in rs if r.get("status") in SCORED)
-            c = sum(1 for r in rs if r.get("status") == "resolved")
+            n = sum(1 for r in rs if r.status in SCORED)
+            c = sum(1 for r in rs if r.status == "resolved")
             if n >= k:
                 values.append(pass_at_k(n, c, k))
         passes[str(k)] = {"value": sum(values) / len(values) if values else None, "tasks": len(values)}
-    unscored = {task: sorted({(r.get("reason") or r.get("error") or "no reason given").splitlines()[0][:200]
-                              for r in rs if r.get("status") == "error"})
-                for task, rs in by_task.items() if not any(r.get("status") in SCORED for r in rs)}
-    errors = [{"trial": r.get("trial"), "reason": (r.get("reason") or "").splitlines()[0][:300] if r.get("reason") else ""}
-              for r in trials if r.get("status") == "error"]
-    tokens = [int(r.get("tokens") or 0) for r in trials if r.get("status") != "error"]
-    costs = [r.get("cost") for r in trials if r.get("status") != "error"]
+    unscored = {task: sorted({(r.reason or r.error or "no reason given").splitlines()[0][:200]
+                              for r in rs if r.status == "error"})
+                for task, rs in by_task.items() if not any(r.status in SCORED for r in rs)}
+    errors = [{"trial": r.trial, "reason": (r.reason or "").splitlines()[0][:300] if r.reason else ""}
+              for r in trials if r.status == "error"]
+    tokens = [int(r.tokens or 0) for r in trials if r.status != "error"]
+    costs = [r.cost for r in trials if r.status != "error"]
     known = [float(c) for c in costs if c is not None]
     return {"tools": list(described.get("tools") or []), "unlock": dict(described.get("unlock") or {}),
             "trials": len(trials), "counts": {s: counts[s] for s in (*SCORED, "error")},
@@ -126,16 +128,16 @@ def _arm(name: str, by_task: dict[str, list[dict]], described: dict, attempts: i
             "interval": [lo, hi], "pass_at_k": passes, "errors": errors, "unscored_tasks": unscored,
             "tokens_total": sum(tokens), "tokens_median": _median(tokens),
             "cost_total": sum(known) if known else None, "cost_unknown": len(costs) - len(known),
-            "steps_median": _median([int(r.get("steps") or 0) for r in trials if r.get("status") != "error"]),
-            "timed_out_tests": sum(len(r.get("timed_out") or []) for r in trials)}
+            "steps_median": _median([int(r.steps or 0) for r in trials if r.status != "error"]),
+            "timed_out_tests": sum(len(r.timed_out or []) for r in trials)}
 
 
-def _pair(first: str, second: str, a: dict[str, list[dict]], b: dict[str, list[dict]]) -> dict:
+def _pair(first: str, second: str, a: dict[str, list[TrialResult]], b: dict[str, list[TrialResult]]) -> dict:
     split: dict[str, list[str]] = {"both": [], "only_first": [], "only_second": [], "neither": []}
     pairs = []
     for task in sorted(set(a) & set(b)):
-        xs = [r.get("status") == "resolved" for r in a[task] if r.get("status") in SCORED]
-        ys = [r.get("status") == "resolved" for r in b[task] if r.get("status") in SCORED]
+        xs = [r.status == "resolved" for r in a[task] if r.status in SCORED]
+        ys = [r.status == "resolved" for r in b[task] if r.status in SCORED]
         if not xs or not ys:
             continue
         pairs.append((xs, ys))

@@ -26,13 +26,12 @@ import threading
 import time
 import traceback
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
 
+from dgym_tui.batch.result import TrialResult, now
 from dgym_tui.batch.scoring import FreshSandbox, ScoringError
 from dgym_tui.batch.spec import Task, TrialOutcome, TrialSpec
 
-FORMAT = 1
 NODE_ENV = "DGYM_TUI_NODE"     # in spec.env: the node's name for result.json (a Ray executor sets it)
 STOP_GRACE = 10.0              # seconds the agent's thread may take to end once its sandbox is gone
 ALWAYS_TOOLS = ("submit",)     # every arm can say it is done
@@ -172,42 +171,31 @@ def agent_environment(env: dict[str, str]):
 # --- the trial -------------------------------------------------------------------------------------
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def run_trial(spec: TrialSpec, on_event=None) -> TrialOutcome:
     """Run one trial; never raises (a failure of ours is status "error"). `on_event(data)`, when
     given, hears the agent's progress as it goes ({"step", "cost", "state"}: the live table)."""
     clock = time.monotonic()
-    result = {
-        "format": FORMAT, "trial": spec.trial_id, "task": spec.task.id, "arm": spec.arm.name,
-        "attempt": spec.attempt, "status": "error", "reason": "", "outcome": "error", "summary": None,
-        "tests_before": None, "tests_after": None, "fail_to_pass": {}, "pass_to_pass": {}, "reverted": [],
-        "timed_out": [], "notes": [spec.task.note] if spec.task.note else [],
-        "steps": 0, "tokens": 0, "cost": None, "seconds": 0.0, "agent_seconds": 0.0, "score_seconds": 0.0,
-        "tool_calls": {}, "tool_format": spec.tool_format or "native", "model": spec.model,
-        "sandbox": spec.sandbox, "node": spec.env.get(NODE_ENV) or socket.gethostname(),
-        "started": _now(), "finished": None, "patch_sha256": hashlib.sha256(b"").hexdigest(), "error": None,
-    }
-    outcome = TrialOutcome(result=result)
+    result = TrialResult(trial=spec.trial_id, task=spec.task.id, arm=spec.arm.name, attempt=spec.attempt,
+                         notes=[spec.task.note] if spec.task.note else [], tool_format=spec.tool_format or "native",
+                         model=spec.model, sandbox=spec.sandbox, node=spec.env.get(NODE_ENV) or socket.gethostname(),
+                         started=now())
+    outcome = TrialOutcome(result={})
     tmp = Path(tempfile.mkdtemp(prefix="dgym-trial-"))
     try:
         _run(spec, tmp, result, outcome, on_event)
     except Exception as e:  # ours: said, never raised
         message = str(e) if isinstance(e, TrialError) else f"{type(e).__name__}: {e}"
-        result.update(status="error", reason=message.splitlines()[0][:300] if message else "error",
-                      error=message if isinstance(e, TrialError) else
-                      message + "\n" + traceback.format_exc(limit=8))
+        result.fail(message, message if isinstance(e, TrialError) else message + "\n" + traceback.format_exc(limit=8))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    result["patch_sha256"] = hashlib.sha256(outcome.patch.encode("utf-8")).hexdigest()
-    result["seconds"] = round(time.monotonic() - clock, 3)
-    result["finished"] = _now()
+    result.patch_sha256 = hashlib.sha256(outcome.patch.encode("utf-8")).hexdigest()
+    result.seconds = round(time.monotonic() - clock, 3)
+    result.finished = now()
+    outcome.result = result.to_dict()  # plain data at the edge: it crosses processes and Ray nodes
     return outcome
 
 
-def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome, on_event=None) -> None:
+def _run(spec: TrialSpec, tmp: Path, result: TrialResult, outcome: TrialOutcome, on_event=None) -> None:
     task = spec.task
     try:
         arm_tools(spec.arm.tools)  # a bad arm fails before any sandbox starts
@@ -219,13 +207,13 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome, on_eve
     try:
         started = time.monotonic()
         agent_run.run(limit)
-        result["agent_seconds"] = round(time.monotonic() - started, 3)
+        result.agent_seconds = round(time.monotonic() - started, 3)
         outcome.session = agent_run.session_bytes()
         outcome.patch = agent_run.patch
-        result.update(agent_run.figures())
+        agent_run.fill(result)
         if agent_run.error is not None:
-            result.update(status="error", outcome="error", reason=agent_run.error.splitlines()[0][:300],
-                          error=agent_run.error)
+            result.outcome = "error"
+            result.fail(agent_run.error)
             return
         if agent_run.scorer is None and task.environment is not None:
             agent_run._start_scorer(None)
@@ -235,19 +223,19 @@ def _run(spec: TrialSpec, tmp: Path, result: dict, outcome: TrialOutcome, on_eve
         try:
             score = agent_run.scorer.score(outcome.patch)
         except ScoringError as e:
-            result.update(status="error", reason=str(e).splitlines()[0][:300], error=str(e))
+            result.fail(str(e))
             return
     finally:
         agent_run.close()  # both sandboxes gone before the trial returns
-    result.update(tests_before=score.tests_before, tests_after=score.tests_after,
-                  fail_to_pass=score.fail_to_pass, pass_to_pass=score.pass_to_pass, reverted=score.reverted,
-                  timed_out=score.timed_out, score_seconds=score.score_seconds)
+    result.tests_before, result.tests_after = score.tests_before, score.tests_after
+    result.fail_to_pass, result.pass_to_pass = score.fail_to_pass, score.pass_to_pass
+    result.reverted, result.timed_out, result.score_seconds = score.reverted, score.timed_out, score.score_seconds
     if score.resolved:
-        result.update(status="resolved", reason=score.reason)
-    elif result["outcome"] in ("limit", "timeout"):
-        result.update(status="limit", reason=f"{agent_run.limit_reason}; {score.reason}")
+        result.status, result.reason = "resolved", score.reason
+    elif result.outcome in ("limit", "timeout"):
+        result.status, result.reason = "limit", f"{agent_run.limit_reason}; {score.reason}"
     else:
-        result.update(status="unresolved", reason=score.reason)
+        result.status, result.reason = "unresolved", score.reason
 
 
 class AgentRun:
@@ -438,17 +426,16 @@ class AgentRun:
         except OSError:
             return b""
 
-    def figures(self) -> dict:
+    def fill(self, result: TrialResult) -> None:
+        """What the agent's half knows into the result: how it ended, its steps, tools, cost."""
         agent = self.agent
-        figures = {"outcome": self.outcome, "tool_calls": dict(sorted(self._tools.items()))}
-        if self.notes:
-            figures["notes"] = [*(self.spec.task.note and [self.spec.task.note] or []), *self.notes]
+        result.outcome, result.tool_calls = self.outcome, dict(sorted(self._tools.items()))
+        result.notes += self.notes
         if self.sandbox_kind:
-            figures["sandbox"] = self.sandbox_kind
+            result.sandbox = self.sandbox_kind
         if agent is not None:
-            figures.update(steps=agent.step, tokens=agent.tokens, cost=agent.cost, summary=agent.submitted,
-                           tool_format=getattr(agent, "format", None) or self.spec.tool_format or "native")
-        return figures
+            result.steps, result.tokens, result.cost, result.summary = agent.step, agent.tokens, agent.cost, agent.submitted
+            result.tool_format = getattr(agent, "format", None) or self.spec.tool_format or "native"
 
 
 def arm_tools(names: list[str]) -> dict:

@@ -214,7 +214,7 @@ def _main(args) -> int:
         print(f"{PROG}: interrupted; {len(run.results)} trial(s) done are kept in {out}: the same command goes on",
               file=sys.stderr)
         return 130
-    errors = sum(1 for r in run.results if r.get("status") == "error")
+    errors = sum(1 for r in run.results if r.status == "error")
     print(f"{PROG}: {out}/summary.md, {out}/report.html"
           + (f"; {errors} error(s): --retry errors runs them again" if errors else ""))
     return 1 if run.not_started or errors else 0

@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dgym_tui.batch.result import TrialResult
 from dgym_tui.review import reviews
 
 FORMAT = 1  # docs/run-dir.md
@@ -29,7 +30,7 @@ class Trial:
     task: str
     arm: str
     attempt: int
-    result: dict                       # result.json's content (the current revision's)
+    result: TrialResult                # result.json (the current revision's)
     revision: int = 0                  # 0: the batch's; n: the review's n-th (revisions/<trial>/<n>/)
     origin: str = "batch"              # batch | edit | take-over | send-back
     added: int | None = None           # the patch's + and - lines (None: not read yet)
@@ -39,23 +40,23 @@ class Trial:
 
     @property
     def status(self) -> str:
-        return str(self.result.get("status") or "error")
+        return self.result.status or "error"
 
     @property
     def patch_sha256(self) -> str:
-        return str(self.result.get("patch_sha256") or "")
+        return self.result.patch_sha256 or ""
 
     @property
     def steps(self) -> int | None:
-        return self.result.get("steps")
+        return self.result.steps
 
     @property
     def cost(self) -> float | None:
-        return self.result.get("cost")
+        return self.result.cost
 
     @property
     def summary(self) -> str:
-        return str(self.result.get("summary") or "")
+        return str(self.result.summary or "")
 
     @property
     def verdict_text(self) -> str:
@@ -157,14 +158,14 @@ class RunDir:
         self._results_mark = (st.st_ino, st.st_size)
         return True
 
-    def _add(self, result: dict) -> None:
-        tid = str(result["trial"])
+    def _add(self, data: dict) -> None:
+        result = TrialResult.from_dict(data)
+        tid = result.trial
         old = self.trials.get(tid)
         if old is not None and old.revision:
             return  # a review's revision stays current over the batch's line
-        self.trials[tid] = Trial(id=tid, task=str(result.get("task") or tid.split("__")[0]),
-                                 arm=str(result.get("arm") or ""), attempt=int(result.get("attempt") or 1),
-                                 result=result)
+        self.trials[tid] = Trial(id=tid, task=result.task or tid.split("__")[0], arm=result.arm,
+                                 attempt=int(result.attempt or 1), result=result)
 
     def _read_revisions(self, force: bool = False) -> bool:
         from dgym_tui.review import revisions

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from dgym_tui.batch.result import TrialResult
 from dgym_tui.review import reviews
 
 FOLDER = "revisions"
@@ -32,7 +33,7 @@ class Revision:
     number: int
     origin: str
     path: Path
-    result: dict | None               # None: not scored yet
+    result: TrialResult | None        # None: not scored yet
 
 
 def folder(run_dir: str | Path, trial: str, number: int) -> Path:
@@ -55,8 +56,9 @@ def latest(run_dir: str | Path, trial: str) -> Revision | None:
 def read(run_dir: str | Path, trial: str, number: int) -> Revision:
     path = folder(run_dir, trial, number)
     origin = _json(path / "origin.json") or {}
+    scored = _json(path / "result.json")
     return Revision(number=number, origin=str(origin.get("origin") or "edit"), path=path,
-                    result=_json(path / "result.json"))
+                    result=TrialResult.from_dict(scored) if scored else None)
 
 
 def current_all(run_dir: str | Path) -> dict[str, tuple[Revision | None, int | None]]:
@@ -101,12 +103,12 @@ def create(run_dir: str | Path, trial: str, origin: str, patch: str, note: str =
     return Revision(number=number, origin=origin, path=path, result=None)
 
 
-def save_score(revision: Revision, result: dict) -> dict:
+def save_score(revision: Revision, result: TrialResult) -> TrialResult:
     """Write the revision's result.json (last, atomically); its patch_sha256 is the revision's
     patch's, whatever the scorer said."""
     patch = (revision.path / "patch.diff").read_bytes()
-    result = dict(result, patch_sha256=sha256(patch), revision=revision.number, origin=revision.origin)
-    _write_atomic(revision.path / "result.json", result)
+    result.patch_sha256, result.revision, result.origin = sha256(patch), revision.number, revision.origin
+    _write_atomic(revision.path / "result.json", result.to_dict())
     revision.result = result
     _touch(revision.path.parents[2])
     return result

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
+from dgym_tui.batch.result import TrialResult
 from dgym_tui.review import revisions
 from dgym_tui.review.inbox import RunDir, Trial
 
@@ -72,26 +73,30 @@ def normalise_patch(task, patch: str) -> str:
         return tmp.diff()
 
 
-def score(run: RunDir, trial: Trial, patch: str, scorer: Scorer | None = None) -> dict:
+def score(run: RunDir, trial: Trial, patch: str, scorer: Scorer | None = None) -> TrialResult:
     """A result for `patch` on the trial's task, scored as the batch scores (fresh sandbox): the
     trial's result with the scoring's fields replaced. A failure of ours is status error."""
     task = task_of(run, trial)
-    sandbox = str(trial.result.get("sandbox") or run.batch.get("sandbox") or "auto")  # the kind it ran in
+    sandbox = str(trial.result.sandbox or run.batch.get("sandbox") or "auto")  # the kind it ran in
     image = run.batch.get("image")
-    base = {k: v for k, v in trial.result.items() if k not in ("patch_sha256", "revision", "origin")}
+    result = TrialResult.from_dict({k: v for k, v in trial.result.to_dict().items()
+                                    if k not in ("patch_sha256", "revision", "origin")})
     try:
         if scorer is None:
             from dgym_tui.batch.scoring import score_patch as scorer
         with repo_at_base(task) as repo_dir:
-            result = scorer(task, patch, str(repo_dir), sandbox=sandbox, image=image)
+            found = scorer(task, patch, str(repo_dir), sandbox=sandbox, image=image)
     except ReworkError:
         raise
     except Exception as e:  # ScoringError, or any failure of ours: recorded as an error, not a raise
-        return dict(base, status="error", reason=f"scoring failed: {e}", error=str(e))
-    scored = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+        return result.fail(f"scoring failed: {e}", str(e))
+    scored = found.to_dict() if hasattr(found, "to_dict") else dict(found)
     resolved = bool(scored.pop("resolved", False))
     scored.pop("applied", None)
-    return dict(base, **scored, status="resolved" if resolved else "unresolved", error=None)
+    for key, value in scored.items():
+        setattr(result, key, value)
+    result.status, result.error = "resolved" if resolved else "unresolved", None
+    return result
 
 
 def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = None, note: str = "",
@@ -119,7 +124,7 @@ def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = No
     if verdict:  # what became of the trial: the new revision's patch, undecided until approved
         reviews.record(run.path, trial.id, verdict, revisions.sha256(patch), note, revision=rev.number)
     result = revisions.save_score(rev, score(run, trial, patch, scorer))
-    return f"{trial.id}: revision {rev.number} ({origin}) scored {result['status']}: {result.get('reason') or ''}"
+    return f"{trial.id}: revision {rev.number} ({origin}) scored {result.status}: {result.reason or ''}"
 
 
 def patch_of_session(path: str | Path) -> str:
@@ -221,7 +226,7 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
             from dgym_tui.batch.swebench import session_environment
 
             environment = session_environment(task)
-        session = Session.resume(recording, sandbox=str(trial.result.get("sandbox") or batch.get("sandbox") or "auto"),
+        session = Session.resume(recording, sandbox=str(trial.result.sandbox or batch.get("sandbox") or "auto"),
                                  image=batch.get("image"), entrypoint=task.entrypoint, tools=tools,
                                  debugger="pdb" in tools, environment=environment)
         out = Path(tmp) / "sent-back.jsonl"

@@ -58,10 +58,10 @@ class ReviewDetail(VerticalScroll, can_focus=True):
         out.append(one_line(t.status), style=STATUS_STYLE.get(t.status, ""))
         if t.revision:
             out.append(f"  revision {t.revision} ({t.origin})", style="italic")
-        out.append(f"\n{one_line(str(r.get('reason') or ''))}")
+        out.append(f"\n{one_line(str(r.reason or ''))}")
         cost = "?" if t.cost is None else f"${t.cost:.4f}"
         out.append(f"\nsteps {t.steps if t.steps is not None else '?'} · cost {cost} · agent ended: "
-                   f"{one_line(str(r.get('outcome') or '?'))}", style="dim")
+                   f"{one_line(str(r.outcome or '?'))}", style="dim")
         if t.verdict is not None:
             note = f" — {one_line(t.verdict.note)}" if t.verdict.note else ""
             out.append(f"\nverdict: {t.verdict_text} by {one_line(t.verdict.who)} at {t.verdict.when}{note}")
@@ -73,7 +73,7 @@ class ReviewDetail(VerticalScroll, can_focus=True):
                       title=Text(self._counts(), style="bold"))
         table.add_column(width=10, no_wrap=True)
         table.add_column(ratio=1)
-        for label, tests in (("FAIL→PASS", r.get("fail_to_pass")), ("PASS→PASS", r.get("pass_to_pass"))):
+        for label, tests in (("FAIL→PASS", r.fail_to_pass), ("PASS→PASS", r.pass_to_pass)):
             if not isinstance(tests, dict) or not tests:
                 continue
             table.add_row(Text(label, style="bold"), "")
@@ -88,12 +88,11 @@ class ReviewDetail(VerticalScroll, can_focus=True):
     def _counts(self) -> str:
         r = self.trial.result
         parts = []
-        for label, key in (("before", "tests_before"), ("scored", "tests_after")):
-            c = r.get(key)
+        for label, c in (("before", r.tests_before), ("scored", r.tests_after)):
             if isinstance(c, dict):
                 parts.append(f"{label}: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
                              f"{c.get('errors', 0)} errors")
-        reverted = r.get("reverted") or []
+        reverted = r.reverted or []
         if reverted:
             parts.append(f"test files reverted before scoring: {', '.join(map(str, reverted))}")
         return "Tests — " + (" · ".join(parts) if parts else "no test counts recorded")
