@@ -123,13 +123,6 @@ class LocalChannel(Channel):
         except Exception:  # already reaped or pty gone: nothing left to release
             pass
 
-    @property
-    def exit_signal(self) -> int | None:
-        """The signal that ended the run, once it has ended (None if it exited)."""
-        if self.child.isalive():
-            return None
-        return self.child.signalstatus
-
 
 class LocalSandbox(Sandbox):
     kind = "local"

@@ -134,16 +134,6 @@ def reminder(held: bool = False) -> str:
     return "(Reply with your next action.)" if held else f"(Reply with a thought and {FORM}.)"
 
 
-def thought_of(text: str) -> str | None:
-    """A JSON action's thought, for showing the reply as words; None when it is no JSON action."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    thought = value.get("thought") if isinstance(value, dict) else None
-    return thought if isinstance(thought, str) else None
-
-
 def action_end(text: str) -> int | None:
     """Where the reply's first whole action ends (a closed fence or <tool_call> block whose body
     is a JSON object with a tool's name), or None. What comes after it is never read (one action

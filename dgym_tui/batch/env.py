@@ -87,10 +87,9 @@ class TaskEnv:
     def score(self) -> Score:
         """The change so far, scored as a batch scores it: in a fresh sandbox at the base, test
         files reverted, the hidden tests added. The env's own sandbox is left as it is."""
-        session = self._live()
-        box = session.sandbox
-        return score_patch(self.task, self.patch(), str(self._repo), sandbox=box.kind,
-                           image=getattr(box, "image", None) or self.image, python=box.python)
+        ready = self._live().state.sandbox
+        return score_patch(self.task, self.patch(), str(self._repo), sandbox=ready.backend,
+                           image=ready.image or self.image, python=ready.python)
 
     def patch(self) -> str:
         """The change against the task's base (git diff, new files included)."""

@@ -130,17 +130,6 @@ class FreshSandbox:
                 self.box.close()
 
 
-def score_in(box, task: Task, patch: str) -> Score:
-    """Score in a started sandbox that is at the task's base (its baseline commit)."""
-    prepare(box, task)
-    base = box.checkpoint("setup") if box.changed_files() else box.baseline
-    test_files = base_test_files(box, task)
-    add_hidden_tests(box, task)
-    before = before_run(box, task)
-    box.restore(base)
-    return score_after(box, task, patch, base, test_files, before)
-
-
 def before_run(box, task: Task) -> TestRun:
     """The tests at the base with the hidden tests: if pytest cannot run there, the task (or
     we) are at fault, never the agent: SandboxError."""

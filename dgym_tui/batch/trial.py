@@ -31,6 +31,7 @@ from pathlib import Path
 from dgym_tui.batch.result import TrialResult, now
 from dgym_tui.batch.scoring import FreshSandbox, ScoringError
 from dgym_tui.batch.spec import Task, TrialOutcome, TrialSpec
+from dgym_tui.sandbox.errors import SandboxError
 
 NODE_ENV = "DGYM_TUI_NODE"     # in spec.env: the node's name for result.json (a Ray executor sets it)
 STOP_GRACE = 10.0              # seconds the agent's thread may take to end once its sandbox is gone
@@ -124,16 +125,14 @@ def open_session(task: Task, repo: Path, sandbox: str = "auto", image: str | Non
         made(session)
     try:
         session.start()
-        if session.state.program == "error" or session.sandbox is None or not session.sandbox.baseline:
+        ready = session.state.sandbox
+        if session.state.program == "error" or ready is None or not ready.baseline:
             raise TrialError(f"the sandbox did not start: {session.state.error or 'no reason given'}")
         if task.setup:
-            box = session.sandbox
-            result = box.exec(task.setup, timeout=900)
-            if not result.ok:
-                raise TrialError(f"the task's setup command failed ({task.setup}): "
-                                 f"{(result.output.strip().splitlines() or ['no output'])[-1]}")
-            if box.changed_files():
-                box.baseline = box.checkpoint("the task's setup")
+            try:
+                session.set_up(task.setup)
+            except SandboxError as e:
+                raise TrialError(str(e).replace("the set-up command", "the task's setup command", 1)) from None
     except BaseException:
         session.close()
         raise
@@ -216,7 +215,7 @@ def _run(spec: TrialSpec, tmp: Path, result: TrialResult, outcome: TrialOutcome,
             result.fail(agent_run.error)
             return
         if agent_run.scorer is None and task.environment is not None:
-            agent_run._start_scorer(None)
+            agent_run._start_scorer()
         elif agent_run.scorer is None:  # the clock ran out before the agent's sandbox was up
             agent_run.scorer = FreshSandbox(task, str(repo), agent_run.sandbox_kind or spec.sandbox,
                                             agent_run.image or spec.image, agent_run.python)
@@ -302,7 +301,8 @@ class AgentRun:
             if self.timed_out:
                 return
             if self.scorer is None:
-                self._start_scorer(session.sandbox)
+                ready = session.state.sandbox
+                self._start_scorer(ready.backend, ready.image, ready.python)
             self.writer = SessionWriter.open(str(self.session_path), session, mode="auto", model=spec.model)
             session.events.subscribe(self._count, replay=False)
             settings = AgentSettings(model=spec.model, api_base=spec.api_base, mode="auto",
@@ -338,17 +338,19 @@ class AgentRun:
         dependencies installed), so both start side by side."""
         self.session = session
         if self.spec.task.environment is not None:  # scored in the task's own image: start it now
-            self._start_scorer(None)
+            self._start_scorer()
             return
 
         def chosen(event) -> None:
-            if (self.scorer is None and event.kind == "progress" and event.data.step == "sandbox"
-                    and event.data.message.startswith("starting the") and session.sandbox is not None):
-                self._start_scorer(session.sandbox)
+            if self.scorer is None and event.kind == "sandbox_chosen":
+                d = event.data
+                self.sandbox_kind, self.image, self.python = d.backend, d.image, d.python
+                self._start_scorer(d.backend, d.image, d.python)
 
         session.events.subscribe(chosen, replay=False)
 
-    def _start_scorer(self, box) -> None:
+    def _start_scorer(self, kind: str | None = None, image: str | None = None, python: str | None = None) -> None:
+        """The scoring sandbox, started beside the agent's: of the same kind, image and Python."""
         task = self.spec.task
         if task.environment is not None:
             from dgym_tui.batch.scoring import test_timeout_of
@@ -356,7 +358,7 @@ class AgentRun:
 
             self.scorer = HarnessScorer(task, str(self.repo), test_timeout_of(task)).start()
             return
-        self.scorer = FreshSandbox(task, str(self.repo), box.kind, getattr(box, "image", None), box.python).start()
+        self.scorer = FreshSandbox(task, str(self.repo), kind, image, python).start()
 
     def _count(self, event) -> None:
         if event.kind == "tool_result" and event.actor.startswith("agent"):
@@ -375,10 +377,7 @@ class AgentRun:
         if session is None:
             return ""
         if self.spec.task.environment is not None:  # no copy of the base on the host: ask its git directly
-            try:
-                return session.sandbox.diff() if session.sandbox is not None else ""
-            except Exception:  # the container is going: the checkpoints are all there is
-                return ""
+            return session.diff_now()
         patches = [r.patch for r in session.workspace.records] + [session.workspace.pending]
         patches = [p for p in patches if p.strip()]
         if not patches:
@@ -404,10 +403,9 @@ class AgentRun:
             self.writer.close()
         session = self.session
         if session is not None:
-            box = session.sandbox
-            if box is not None:
-                self.sandbox_kind, self.python = box.kind, box.python
-                self.image = getattr(box, "image", None)
+            ready = session.state.sandbox
+            if ready is not None:
+                self.sandbox_kind, self.python, self.image = ready.backend, ready.python, ready.image
             self._closer = threading.Thread(target=session.close, name="dgym-trial-close", daemon=True)
             self._closer.start()
 

@@ -65,9 +65,6 @@ class BreakpointRegistry:
         with self._lock:
             return list(self._items)
 
-    def as_dicts(self) -> list[dict]:
-        return [bp.to_dict() for bp in self.items()]
-
     def snapshot(self) -> list[Breakpoint]:
         """Copies, for an event: later changes to the registry must not change what was emitted."""
         return [replace(bp) for bp in self.items()]

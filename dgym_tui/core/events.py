@@ -100,6 +100,16 @@ class Progress(Payload):
 
 
 @payload
+class SandboxChosen(Payload):
+    """The sandbox is chosen and its image ready (dependencies installed); it starts now."""
+
+    kind: ClassVar[str] = "sandbox_chosen"
+    backend: str                 # docker | bwrap | local
+    image: str | None = None     # the image it runs (docker)
+    python: str = "python3"      # the interpreter that runs the program
+
+
+@payload
 class SandboxReady(Payload):
     """The sandbox is up with the repo copy committed as its baseline."""
 
@@ -113,6 +123,7 @@ class SandboxReady(Payload):
     skipped: list[str] = field(default_factory=list)   # left out of the copy (outside symlinks)
     warning: str | None = None   # e.g. why it fell back to a local copy
     python: str = "python3"      # the interpreter that runs the program
+    image: str | None = None     # the image it runs (docker)
 
 
 @payload

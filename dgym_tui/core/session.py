@@ -28,7 +28,7 @@ from dgym_tui.core.environment import Environment
 from dgym_tui.core.bytecode import CompileAhead
 from dgym_tui.core.entrypoint import (NO_ENTRYPOINT, Entrypoint, detect_entrypoint, narrowed, parse_entrypoint,
                                       run_environment)
-from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoint, Error, EventBus,
+from dgym_tui.core.events import (HUMAN, SYSTEM, Breakpoints, Changes, Checkpoint, Error, EventBus, SandboxChosen,
                                   FileContent, Notice, PdbInput, PdbOutput, Progress, Restored,
                                   Resumed, SandboxReady, SessionStarted, Tests, ToolResult)
 from dgym_tui.core.runner import Operation, Runner
@@ -170,6 +170,8 @@ class Session:
             self._install_dependencies(actor)
         self.events.emit(Progress(message=f"starting the {self.sandbox.kind} sandbox, copying the repo…",
                                   step="sandbox"), actor)
+        self.events.emit(SandboxChosen(backend=self.sandbox.kind, image=getattr(self.sandbox, "image", None),
+                                       python=self.sandbox.python), actor)
         self.sandbox.start()
         self._sandbox_ready(actor, warning)
         if self._carried is not None:
@@ -259,7 +261,7 @@ class Session:
                                       isolated=sandbox.isolated, root=sandbox.root,
                                       baseline=sandbox.baseline or "", files=files,
                                       skipped=list(sandbox.skipped), warning=warning,
-                                      python=sandbox.python), actor)
+                                      python=sandbox.python, image=getattr(sandbox, "image", None)), actor)
         if self.project.import_roots:
             folders = ", ".join(f"{root}/" for root in self.project.import_roots)
             self.events.emit(Notice(message=f"{folders} first on the import path: the repo's own code runs, "
@@ -352,6 +354,23 @@ class Session:
                 raise SandboxError("this session runs no debugger")
             raise SandboxError(self.error or "the session has not started yet")
         return self.debugger
+
+    @operation(writes=True)
+    def set_up(self, command: str, timeout: float = 900, actor: str = SYSTEM) -> bool:
+        """A task's set-up command run in the sandbox before anyone works there; what it changed
+        becomes the baseline (no part of anyone's patch). True when it changed files. SandboxError:
+        it failed (its last line said)."""
+        sandbox = self._sandbox()
+        self.events.emit(Progress(message=f"setting up: {command}", step="sandbox"), actor)
+        result = sandbox.exec(command, timeout=timeout)
+        if not result.ok:
+            raise SandboxError(f"the set-up command failed ({command}): "
+                               f"{(result.output.strip().splitlines() or ['no output'])[-1]}")
+        if not sandbox.changed_files():
+            return False
+        sandbox.baseline = sandbox.checkpoint("the task's setup")
+        self._refresh_changes(actor)
+        return True
 
     @operation(writes=True)
     def start_debugger(self, actor: str = SYSTEM) -> PdbResult | None:
@@ -866,6 +885,14 @@ class Session:
     def changed_files(self, actor: str = SYSTEM) -> list[str]:
         """Files the sandbox holds changed from the baseline. Raises when it cannot tell."""
         return sorted(self._refresh_changes(actor))
+
+    def diff_now(self) -> str:
+        """The change against the baseline, asked of the sandbox at once, outside the runner (for
+        a caller whose runner may be stuck in a command it is about to kill); "" when it cannot."""
+        try:
+            return self.sandbox.diff() if self.sandbox is not None else ""
+        except SandboxError:
+            return ""
 
     @operation(lane="look")
     def diff(self, from_id: str | None = None, actor: str = SYSTEM) -> str:

@@ -690,10 +690,6 @@ class MainScreen(Screen):
                 handler(event.data, event.actor)
         self._paint(aspects)
 
-    def handle_event(self, event: ev.Event) -> None:
-        """Apply one event at once (tests)."""
-        self.feed([event])
-
     def feed(self, events: list[ev.Event], log_tail: int | None = None) -> None:
         """Apply recorded events at once (replay): fold them all; the logs get the last
         `log_tail` of them (all by default), which is what going back re-draws."""

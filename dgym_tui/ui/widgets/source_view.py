@@ -369,11 +369,6 @@ class SourceView(ScrollView, can_focus=True):
         # terminal has to redraw is most of what a step costs).
         self._refresh_rows(old_row, self._current_row)
 
-    def scroll_to_current(self) -> None:
-        """Bring the current line back into view (centered if off screen)."""
-        if self._current_row is not None:
-            self._scroll_to_row(self._current_row, center=True)
-
     def goto_line(self, line: int) -> None:
         """Move the cursor to `line` (1-based, clamped), centering it if it was off screen."""
         row = self._clamp(line - 1)
@@ -399,11 +394,6 @@ class SourceView(ScrollView, can_focus=True):
         self._reveal_column(row, start)
         self.refresh()
         return True
-
-    def clear_search(self) -> None:
-        self._query = ""
-        self._find_all()
-        self.refresh()
 
     def open_prompt(self, mode: Literal["search", "goto"]) -> None:
         """Show the bottom prompt: `/` search or `:` go to line."""

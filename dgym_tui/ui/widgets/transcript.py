@@ -65,9 +65,6 @@ class Transcript(VerticalScroll, can_focus=True):
         self.remove_children()
         self._breakpoints, self._streaming, self._streamed, self._following = {}, None, "", True
 
-    def add_event(self, event: ev.Event) -> None:
-        self.add_events([event])
-
     def add_events(self, events: list[ev.Event]) -> None:
         """Append entries for these events in one mount: one layout pass for a whole command."""
         entries = [entry for entry in map(self.render_event, events) if entry is not None]
