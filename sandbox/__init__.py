@@ -44,6 +44,7 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
     from dgym_tui.sandbox.repo_copy import check_repo_path
 
     check_repo_path(repo)
+    deps = kwargs.pop("deps", None)  # the Docker sandbox's: how the repo's dependencies get into its image
     if kind not in ("auto", "docker", "bwrap", "local"):
         raise SandboxError(f"unknown sandbox {kind!r}: use docker, bwrap, local or auto")
     if kwargs.get("workdir"):  # the repository lives in an environment image (SWE-bench): Docker only
@@ -90,4 +91,5 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
                 f"running locally, NOT isolated: {e}; and {bwrap_problem()}")
     if memory:
         kwargs["memory"] = memory
-    return ds.DockerSandbox(repo, image=image, network=network, client=client, python=python, **kwargs), None
+    return ds.DockerSandbox(repo, image=image, network=network, client=client, python=python, deps=deps,
+                            **kwargs), None

@@ -226,6 +226,12 @@ class Sandbox(ABC):
         """Why a run that ignores Ctrl-C is stuck, when this sandbox can tell (else None)."""
         return None
 
+    def prepare(self, progress=None) -> list[tuple[str, str]]:
+        """What a backend does before start() that can take long and has something to say (an
+        image to build), with progress lines; returns notices for the person: (level, message).
+        Nothing by default."""
+        return []
+
     # --- built on top ------------------------------------------------------------------------
 
     def restart(self) -> None:

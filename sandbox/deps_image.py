@@ -132,6 +132,46 @@ def _context(files: dict[str, bytes]) -> io.BytesIO:
     return buf
 
 
+def install_declared(client, image: str, repo, python: str, options: DepsOptions | None,
+                     progress: Callable[[str], None] | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """The image a Docker sandbox of `repo` should run, with what the repo declares installed
+    (core/dependencies.py reads the declarations from the host's copy), and the notices to
+    give: (level, message). A failed install is a warning, and the sandbox runs without them."""
+    from dgym_tui.core.dependencies import read_dependencies
+
+    options = options or DepsOptions()
+    if not options.wanted:
+        return image, []
+    repo = Path(repo)
+    folders = (repo, repo / "requirements", repo / "requirements.d", repo / "tests", repo / "test")
+    files = [p.relative_to(repo).as_posix() for folder in folders if folder.is_dir()
+             for p in folder.iterdir() if p.is_file()]
+
+    def read(path: str) -> str | None:
+        try:
+            return (repo / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    deps = read_dependencies(files, read) if options.install else None
+
+    def said(line: str) -> None:
+        if progress is not None:
+            progress(f"the repo's dependencies: {line}")
+
+    if progress is not None:
+        progress("checking the repo's dependencies…")
+    try:
+        image = prepare_image(client, image, deps.requirements if deps else (), options, python, str(repo), said)
+    except SandboxError as e:  # offline, a bad pin: the code still runs, without them
+        return image, [("warning", f"{e}; the sandbox runs without them")]
+    if not deps:
+        return image, []
+    count = len(deps.requirements)
+    return image, [("info", f"{count} declared dependenc{'y' if count == 1 else 'ies'} (from "
+                            f"{', '.join(deps.sources)}) installed in the sandbox's image {image}")]
+
+
 def prepare_image(client, base: str, requirements: tuple[str, ...], options: DepsOptions, python: str,
                   repo: str, progress: Callable[[str], None]) -> str:
     """The image the sandbox should run: `base` when there is nothing to install, else the

@@ -273,7 +273,7 @@ class DockerSandbox(Sandbox):
                  memory: str = "2g", pids: int = 512, cpus: float = 2.0, client=None,
                  python: str | None = None, disk: int = DEFAULT_DISK, tmp_size: int = DEFAULT_TMP,
                  workdir: str | None = None, activate: str | None = None, cap_add: list[str] | None = None,
-                 as_root: bool = False, **kwargs):
+                 as_root: bool = False, deps=None, **kwargs):
         """workdir: the image holds the repository there (a SWE-bench instance image's /testbed):
         nothing is copied in, the sandbox works in that folder (made the sandbox user's once,
         instance_image.py), and the image's files are writable (its environment stays root's).
@@ -281,14 +281,17 @@ class DockerSandbox(Sandbox):
         the environment they leave is every command's. as_root, cap_add: the container's user is
         root, with these capabilities given back (a harness that works as root, as SWE-bench's
         does, scoring in its own container: writing the sandbox user's files needs DAC_OVERRIDE;
-        a capability given to a container of uid 1000 would never be in effect)."""
+        a capability given to a container of uid 1000 would never be in effect).
+        deps: deps_image.DepsOptions, how the repo's declared dependencies get into the image
+        (prepare(); default: installed from the index pip would use)."""
         super().__init__(repo, **kwargs)
         self.python = python or ("python" if workdir else "python3")  # a command inside the image
         self.workdir, self.activate, self.cap_add = workdir, activate, list(cap_add or [])
         self.as_root = as_root
+        self.deps = deps
+        self._prepared = False
         self.source_image = image               # as asked for (in-image: before it was adapted)
         self.base_env: dict[str, str] = {}      # what `activate` set up, under every command
-        self.on_progress = None                 # in-image: a callable told of the image's preparation
         self.disk, self.tmp_size = disk, tmp_size
         self._oom_seen = 0  # out-of-memory kills already explained
         self._volumes: list[str] = []
@@ -329,13 +332,27 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"the Docker engine failed while {step[0]}: {short_error(e)}; "
                                f"{NO_ENGINE_FIX}") from None
 
-    def _start(self, step: list[str]) -> None:
+    def prepare(self, progress=None) -> list[tuple[str, str]]:
+        """The image this sandbox runs, ready: an environment image with the repository made the
+        sandbox user's (instance_image.py), else the sandbox image with the repo's declared
+        dependencies installed (deps_image.py), each built once and found by its hash after."""
+        self._prepared = True
         self.client = self.client or connect()
         if self.workdir:
-            step[0] = "preparing the environment image"
             from dgym_tui.sandbox.instance_image import adapted
 
-            self.image = adapted(self.client, self.source_image, self.workdir, self.on_progress)
+            self.image = adapted(self.client, self.source_image, self.workdir, progress)
+            return []
+        from dgym_tui.sandbox.deps_image import install_declared
+
+        self.image, notes = install_declared(self.client, self.image, self.repo, self.python, self.deps, progress)
+        return notes
+
+    def _start(self, step: list[str]) -> None:
+        self.client = self.client or connect()
+        if self.workdir and not self._prepared:  # its image must be the sandbox user's, however it is started
+            step[0] = "preparing the environment image"
+            self.prepare()
         step[0] = "checking the image"
         self.client.images.get(self.image)
         # Clearing up after crashed runs overlaps with this start (joined before it returns).

@@ -647,7 +647,7 @@ def test_back_to_says_when_the_run_differs(open_session):
 def test_compare_stops_names_a_run_that_ended_or_stopped_elsewhere():
     from dgym_tui.core.debugger import PdbResult
     from dgym_tui.core.events import Frame, Stop
-    from dgym_tui.core.session import compare_stops
+    from dgym_tui.core.session_pdb import compare_stops
 
     target = Stop(reason="breakpoint", file="a.py", line=3, function="f", stack=[Frame("a.py", 3, "f")])
     verdict, level = compare_stops(4, target, 2, PdbResult(output="", exited=True, exit_code=0))

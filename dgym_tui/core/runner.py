@@ -1,7 +1,7 @@
 """The one door in: every action by anyone is a named call run by the core's own threads.
 
 The person's keys, the agent's tool calls and the views' look-ups all become `Call`s (actor,
-name, args) of one of the session's operations (see `operation` in core/session.py). Two lanes:
+name, args) of one of the session's operations (`operation`, below). Two lanes:
 
 - **act**: everything that drives the debugger or changes the workspace, one call at a time on
   the runner's act thread. The person's queue goes first, so an agent that queued many calls
@@ -17,6 +17,8 @@ goes to whoever waits on the `Call` and to its `done` callback (on the runner's 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import threading
 import time
@@ -36,6 +38,30 @@ class Operation:
     fn: Callable
     lane: str = "act"      # act | look
     writes: bool = False   # changes the workspace: later looks wait for it
+
+
+OPERATIONS: dict[str, Operation] = {}
+
+
+def operation(lane: str = "act", writes: bool = False):
+    """Make a Session method a runner call named after it: called directly it waits for its turn
+    (runner.call), and the runner finds it by name in OPERATIONS (core/session.py says more)."""
+
+    def wrap(fn):
+        name = fn.__name__
+        OPERATIONS[name] = Operation(name, fn, lane, writes)
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def public(self, *args, **kwargs):
+            named = signature.bind(self, *args, **kwargs).arguments
+            named.pop("self")
+            actor = named.pop("actor", signature.parameters["actor"].default)
+            return self.runner.call(actor, name, **named)
+
+        return public
+
+    return wrap
 
 
 class CallCancelled(Exception):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 import shlex
 import uuid
 from dataclasses import dataclass, field
@@ -193,6 +194,46 @@ def _apply(run: PytestRun, records: list[dict], suite_timed_out: bool, timeout: 
         run.timed_out.append(TimedOut(running, timeout if suite_timed_out else 0.0, why, killed=True))
         killed = killed or running
     return killed
+
+
+def tests_event(run: PytestRun, statuses: dict[str, str] | None = None):
+    """The Tests event of a run: its counts and failing tests from a harness's statuses (test id
+    -> PASSED/FAILED/ERROR/XFAIL...) when given, else from pytest's own summary (the report's,
+    when the run went over several rounds or was cut short), and the tests stopped at the limit
+    said at the end of the output."""
+    from dataclasses import replace
+
+    from dgym_tui.core.events import Tests
+
+    output = run.output
+    if run.timed_out:
+        output = output.rstrip("\n") + "\n\n" + timeouts_text(run) + "\n"
+    if statuses:
+        values = list(statuses.values())
+        tests = Tests(passed=sum(v in ("PASSED", "XFAIL") for v in values), failed=values.count("FAILED"),
+                      errors=values.count("ERROR"), failing=[t for t, v in statuses.items() if v in ("FAILED", "ERROR")],
+                      output=output[-20000:], exit_code=run.exit_code)
+    elif run.rounds > 1 or run.suite_timed_out:  # pytest's own summary covers one round only
+        tests = Tests(**run.counts(), failing=run.failing(), output=output[-20000:], exit_code=run.exit_code)
+    else:
+        tests = parse_pytest_summary(output, run.exit_code)
+    return replace(tests, timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where} for t in run.timed_out])
+
+
+_COUNT = re.compile(r"(\d+) (passed|failed|errors?)")
+
+
+def parse_pytest_summary(output: str, exit_code: int | None = None):
+    """pytest's counts and failing node ids, from its `-q -rfE` output (the tail kept)."""
+    from dgym_tui.core.events import Tests
+
+    lines = output.strip().splitlines()
+    summary = next((ln for ln in reversed(lines) if " in " in ln and _COUNT.search(ln)), "")
+    counts = {"passed": 0, "failed": 0, "errors": 0}
+    for number, word in _COUNT.findall(summary):
+        counts["errors" if word.startswith("error") else word] = int(number)
+    failing = [ln.split(" ", 1)[1].split(" - ")[0] for ln in lines if ln.startswith(("FAILED ", "ERROR "))]
+    return Tests(**counts, failing=failing, output=output[-20000:], exit_code=exit_code)
 
 
 def timeouts_text(run: PytestRun) -> str:
