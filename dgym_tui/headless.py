@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from dgym_tui.core import events as ev
+from dgym_tui.core.describe import Describer, call_args
 from dgym_tui.core.safe_text import one_line, visible
 
 
@@ -23,32 +24,34 @@ class Progress:
         self.step = 0
         self.tokens = 0
         self.cost: float | None = 0.0
+        self.describer = Describer()
 
     def __call__(self, event: ev.Event) -> None:
-        d = event.data
-        if isinstance(d, ev.ModelRequest):
+        d, kind = event.data, event.kind
+        if kind == "model_request":
             self._flush()
             self.step = d.step
-        elif isinstance(d, ev.ModelReplied):
+        elif kind == "model_reply":
             self.tokens += d.prompt_tokens + d.completion_tokens
             self.cost = None if self.cost is None or d.cost is None else self.cost + d.cost
             self.calls = [f"{c['name']}({_short_args(c.get('arguments'))})" for c in d.tool_calls] or ["(no tool call)"]
-        elif isinstance(d, ev.ToolResult) and event.actor == ev.AGENT:
+        elif kind == "tool_result" and event.actor == ev.AGENT:
             self.results.append(d.headline[:70])
-        elif isinstance(d, ev.Decision):
+        elif kind == "decision":
             self.results.append(f"[{d.verdict}{': ' + d.comment if d.comment else ''}]")
-        elif isinstance(d, ev.AgentStatus) and d.state in ("limit", "error", "submitted", "stopped"):
+        elif kind == "agent_status" and d.state in ("limit", "error", "submitted", "stopped"):
             self._flush()
-            line = f"agent {d.state}: {d.reason}" if d.reason else f"agent {d.state}"
+            line = self._said(event)
             if line != self.last_status:  # the final status repeats the one that stopped it
                 self._print(line)
             self.last_status = line
-        elif isinstance(d, ev.Error):
+        elif kind == "error":
             self._print(f"error: {d.message}")
-        elif isinstance(d, ev.ToolFormat):  # said after this step's line, which is not complete yet
-            self.notes.append(f"tool calls as {d.format} from now on: {d.reason}")
-        elif isinstance(d, ev.ToolsUnlocked):
-            self.notes.append(f"tools given to the agent: {', '.join(d.tools)} (after {d.edits} edits)")
+        elif kind in ("tool_format", "tools_unlocked"):  # said after this step's line, not complete yet
+            self.notes.append(self._said(event))
+
+    def _said(self, event: ev.Event) -> str:
+        return " ".join(w.text for w in self.describer.describe(event))
 
     def _flush(self) -> None:
         notes, self.notes = self.notes, []
@@ -68,65 +71,28 @@ class Progress:
 
 
 def _short_args(args) -> str:
-    if not isinstance(args, dict):
-        return "…"
-    text = ", ".join(f"{k}={v!r}" for k, v in args.items() if k != "new_code")
-    if "new_code" in args:
-        text += (", " if text else "") + f"new_code=<{len(str(args['new_code']).splitlines())} lines>"
-    return text if len(text) <= 80 else text[:79] + "…"
+    return call_args(args, limit=80) if isinstance(args, dict) else "…"
 
 
-def describe(event: ev.Event) -> str | None:
-    """One line for a meaningful event (replay --headless), or None for bookkeeping."""
-    d, who = event.data, event.actor
-    if isinstance(d, ev.PdbInput):
-        return f"{who}> {d.command}"
-    if isinstance(d, ev.PdbOutput):
-        return "\n".join("    " + line for line in d.text.rstrip("\n").splitlines()[:20])
-    if isinstance(d, ev.Stop):
-        exc = f" — {d.exception.type}: {d.exception.message}" if d.exception else ""
-        return f"  → stopped at {d.where} in {d.function} ({d.reason}){exc}"
-    if isinstance(d, ev.Breakpoints):
-        return f"  ● breakpoints: {', '.join(bp.label() for bp in d.breakpoints) or 'none'}"
-    if isinstance(d, ev.ProgramStart):
-        return f"  ▶ {'restarted' if d.restart else 'started'} {d.entrypoint}" + (f" ({d.reason})" if d.reason else "")
-    if isinstance(d, ev.ProgramExit):
-        return f"  ■ {d.message}"
-    if isinstance(d, ev.SandboxReady):
-        return f"sandbox: {d.description}" + ("" if d.isolated or "NOT" in d.description else " (NOT isolated)")
-    if isinstance(d, ev.AgentStarted):
-        return f"agent: {d.model}, {d.mode} mode" + (" (scripted, not an LLM)" if d.scripted else "")
-    if isinstance(d, ev.ModelReplied):
-        cost = "?" if d.cost is None else f"${d.cost:.4f}"
-        text = f"agent [step {d.step}, {d.prompt_tokens + d.completion_tokens:,} tokens, {cost}]"
-        return text + (f": {d.text.strip()}" if d.text.strip() else "")
-    if isinstance(d, ev.ToolRequested):
-        return f"{who} → {d.tool}({_short_args(d.args)})" + ("" if d.verdict == "run" else f"  [{d.verdict}: {d.rule}]")
-    if isinstance(d, ev.Decision):
-        return f"{who} {d.verdict}" + (f": {d.comment}" if d.comment else "")
-    if isinstance(d, ev.ToolResult):
-        lines = d.observation.rstrip().splitlines()
-        shown = "\n".join("    " + line for line in lines[:12])
-        return shown + (f"\n    [... {len(lines) - 12} more lines]" if len(lines) > 12 else "")
-    if isinstance(d, ev.Checkpoint):
-        return f"  ✚ change: {d.message}"
-    if isinstance(d, ev.Restored):
-        return f"  ↶ {d.message}"
-    if isinstance(d, ev.Tests):
-        return f"  tests: {d.summary()}"
-    if isinstance(d, ev.Resumed):
-        return f"↻ {'taken over' if d.take_over else 'resumed'} from event {d.upto}: a new sandbox"
-    if isinstance(d, ev.Hint):
-        return f"{who} hint: {d.text}"
-    if isinstance(d, ev.ToolFormat):
-        return f"  ⇄ tool calls as {d.format} from now on: {d.reason}"
-    if isinstance(d, ev.ToolsUnlocked):
-        return f"  ⊕ tools given to the agent: {', '.join(d.tools)} (after {d.edits} edits)"
-    if isinstance(d, ev.AgentStatus) and d.state in ("submitted", "limit", "error", "stopped"):
-        return f"agent {d.state}" + (f": {d.reason}" if d.reason else "")
-    if isinstance(d, (ev.Error, ev.Notice, ev.Interrupted)):
-        return f"  ! {d.message}"
-    return None
+BODY_LINES = {"output": 20, "observation": 12, "error": 12}  # what a printed transcript shows of a body
+
+
+def describe(event: ev.Event, describer: Describer | None = None) -> str | None:
+    """The lines for a meaningful event (replay --headless): who, then the describer's words
+    (core/describe.py); pdb's output and observations as their first lines, indented."""
+    lines = []
+    for w in (describer or Describer()).describe(event):
+        if w.kind == "progress":
+            continue
+        if w.body and w.kind in BODY_LINES:
+            body = w.body.rstrip("\n").splitlines()
+            most = BODY_LINES[w.kind]
+            lines += ["    " + line for line in body[:most]]
+            if len(body) > most:
+                lines.append(f"    [... {len(body) - most} more lines]")
+        else:
+            lines.append(f"{event.actor} {w.text}")
+    return "\n".join(lines) or None
 
 
 def print_transcript(recording, out=None) -> None:
@@ -136,7 +102,8 @@ def print_transcript(recording, out=None) -> None:
                    f"{header.get('mode') or 'manual'}"), file=out)
     for warning in recording.warnings:
         print(f"warning: {warning}", file=out)
+    describer = Describer()
     for event in recording.events:
-        line = describe(event)
+        line = describe(event, describer)
         if line:
             print(visible(line), file=out)

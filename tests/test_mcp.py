@@ -126,7 +126,7 @@ def test_replay_shows_the_outside_agent(repo, tmp_path):
     run(test)
     out = subprocess.run([sys.executable, "-m", "dgym_tui", "replay", "--headless", str(tmp_path / "mcp.jsonl")],
                          capture_output=True, text=True, timeout=60)
-    assert "agent:goose> n" in out.stdout and "agent:goose → pdb(command='n')" in out.stdout, out.stdout
+    assert "agent:goose (Pdb) n" in out.stdout and "agent:goose → pdb(command='n')" in out.stdout, out.stdout
 
 
 # --- over HTTP, in the app: the person approves and rejects ---------------------------------------

@@ -75,7 +75,8 @@ async def test_demo_replays_in_a_browser(tmp_path):
         assert str(stop["line"]) in marked
         # back one step: no longer that stop; to the end: the final diff and outcome are there
         await page.eval("document.getElementById('prev').click()")
-        assert f"{stop['file']}:{stop['line']}" not in await page.eval("document.getElementById('caption').textContent")
+        assert f"stopped at {stop['file']}:{stop['line']}" not in await page.eval(
+            "document.getElementById('caption').textContent")
         await page.eval("document.getElementById('last').click()")
         where = await page.eval("document.getElementById('where').textContent")
         frames, of = where.split(" · ")[0].removeprefix("frame ").split(" / ")

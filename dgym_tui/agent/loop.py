@@ -22,6 +22,7 @@ from dgym_tui.agent.probe import probe_once, refuses_tools
 from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests, workflow
 from dgym_tui.agent import text_actions
 from dgym_tui.core import events as ev
+from dgym_tui.core.describe import Describer
 from dgym_tui.core.events import AGENT, HUMAN
 
 TRIMMED = "[this old observation was trimmed to keep the conversation within the model's context window]"
@@ -40,6 +41,9 @@ LOOP_CHECK_EVERY = 200      # characters streamed between two looks for a reply 
 LOOPED = "[the reply went on repeating itself from here, and was cut off]"
 SAME_RESULT = ("(the same call and result as at step {step}: calling it again tells you nothing new; "
                "try another action)")
+# what the person did that the agent is told of, and how much of its detail
+PERSON_KINDS = {"pdb_input", "pdb_output", "breakpoints", "checkpoint", "restored", "tests", "tool_result"}
+PERSON_DETAIL = {"checkpoint": 1500, "tests": 0}
 
 
 class Agent:
@@ -103,6 +107,7 @@ class Agent:
         self._repeats: list = []              # what the last steps did, for the stuck check
         self._results: list[tuple] = []       # (step, call, observation) of the recent calls, to spot a repeat
         self.stuck = ""                       # why the model was judged stuck, if it was
+        self._describer = Describer()         # the person's acts in words, as every view says them
 
     # --- control, from any thread ------------------------------------------------------------
 
@@ -577,28 +582,18 @@ class Agent:
             self._add({"role": "user", "content": "\n\n".join(parts)}, "person")
 
     def _watch(self, event: ev.Event) -> None:
-        """A listener (quick, no waiting): remember what the person does beside the agent."""
+        """A listener (quick, no waiting): remember what the person does beside the agent, in
+        the words every view uses (core/describe.py), each with its detail cut short."""
+        if event.kind not in PERSON_KINDS:
+            return
+        said = self._describer.describe(event)  # everyone's breakpoints: a change says only what changed
         if event.actor != HUMAN:
             return
-        d = event.data
-        if isinstance(d, ev.PdbInput):
-            line = f"(Pdb) {d.command}"
-        elif isinstance(d, ev.PdbOutput):
-            line = d.text.rstrip()[:800]
-        elif isinstance(d, ev.Breakpoints):
-            line = "breakpoints now: " + (", ".join(bp.label() for bp in d.breakpoints) or "none")
-        elif isinstance(d, ev.Checkpoint):
-            line = f"changed the code: {d.message}\n{d.patch[:1500]}"
-        elif isinstance(d, ev.Restored):
-            line = f"undid: {d.message}"
-        elif isinstance(d, ev.Tests):
-            line = f"ran the tests: {d.summary()}"
-        elif isinstance(d, ev.ToolResult):
-            line = f"ran the tool {d.tool}: {d.observation[:800]}"
-        else:
-            return
-        with self._lock:
-            self._person.append(line)
+        for w in said:
+            body = w.body.rstrip()[:PERSON_DETAIL.get(w.kind, 800)] if w.body else ""
+            line = body if w.kind == "output" else f"{w.text}\n{body}" if body else w.text
+            with self._lock:
+                self._person.append(line)
 
     # --- status -------------------------------------------------------------------------------
 

@@ -24,12 +24,12 @@ import json
 from importlib import resources
 
 from dgym_tui.core import events as ev
+from dgym_tui.core.describe import Describer
 from dgym_tui.core.replay import SPEEDS, Replayer, mark_for
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import DebugState
 
 OUTPUT_CAP = 200_000    # characters of one output kept in the page (head and tail)
-AGENT_STATES = {"limit", "error", "submitted", "stopped", "paused"}
 
 
 def render(recording, diff: str | None = None, diff_note: str = "") -> str:
@@ -165,7 +165,7 @@ class _Builder:
         self.marks: list[list] = []          # [event index, glyph, colour, rank (most telling first)]
         self.task = ""
         self._stop = -1
-        self._breakpoints: dict[tuple, ev.Breakpoint] = {}
+        self._describer = Describer()
         # where each path's text is recorded, for a stop that comes just before its file event
         self._file_events: dict[str, list[tuple[int, str]]] = {}
         for i, event in enumerate(events):
@@ -179,26 +179,24 @@ class _Builder:
     # --- per event ---
 
     def add(self, i: int, event: ev.Event, state: DebugState) -> None:
-        if isinstance(event.data, ev.FileContent):
-            self._stale.discard(event.data.path)
-        elif isinstance(event.data, ev.Changes):
-            self._stale.update(event.data.changed)
+        d, kind = event.data, event.kind
+        if kind == "file":
+            self._stale.discard(d.path)
+        elif kind == "changes":
+            self._stale.update(d.changed)
         mark = mark_for(event)
         if mark is not None:
             self.marks.append([i, mark.glyph, mark.color, mark.rank])
-        d = event.data
-        if isinstance(d, ev.Stop):
+        if kind == "stop":
             self.stops.append(self._stop_row(d))
             self._stop = len(self.stops) - 1
-        elif isinstance(d, (ev.ProgramStart, ev.ProgramExit)):
+        elif kind in ("program_start", "program_exit"):
             self._stop = -1
-        if isinstance(d, ev.AgentStarted) and d.task:
+        if kind == "agent_started" and d.task:
             self.task = d.task
         self._console(event)
-        entry = self._entry(event)
-        if entry is not None:
-            actor, kind, title, body = entry
-            self.transcript.append([actor, kind, visible(title), _cap(body) if body else ""])
+        for actor, kind, title, body in self._entries(event):
+            self.transcript.append([actor, kind, title, _cap(body) if body else ""])
 
     def frame(self, i: int, event: ev.Event, state: DebugState) -> list:
         stop = state.stop if self._stop >= 0 else None
@@ -255,119 +253,31 @@ class _Builder:
     # --- the pdb console ---
 
     def _console(self, event: ev.Event) -> None:
-        d, actor = event.data, event.actor
-        if isinstance(d, ev.PdbInput):
+        """The pdb console's lines: what was typed, pdb's output, the program's start and end."""
+        d, actor, kind = event.data, event.actor, event.kind
+        if kind == "pdb_input":
             self.console.append([actor, "in", visible(d.command)])
-        elif isinstance(d, ev.PdbOutput) and d.text:
+        elif kind == "pdb_output" and d.text:
             self.console.append([actor, "out", _cap(d.text)])
-        elif isinstance(d, ev.ProgramStart):
+        elif kind == "program_start":
             self.console.append([actor, "note", visible(("restarted: " if d.restart else "started: ") + d.entrypoint)])
-        elif isinstance(d, ev.ProgramExit):
+        elif kind == "program_exit":
             self.console.append([actor, "note", visible(d.message or f"exited with code {d.code}")])
 
     # --- the transcript: one entry per event a person reads (as the app's transcript) ---
 
-    def _entry(self, event: ev.Event):
-        d, actor = event.data, event.actor
-        if isinstance(d, ev.SandboxReady):
-            where = d.description if d.backend == "docker" else d.backend
-            return actor, "ready", f"sandbox ready: {where}" + ("" if d.isolated else " — NOT ISOLATED"), ""
-        if isinstance(d, ev.ProgramStart):
-            return actor, "start", f"▶ {'restarted' if d.restart else 'started'} {d.entrypoint}" + (f" ({d.reason})" if d.reason else ""), ""
-        if isinstance(d, ev.PdbInput):
-            return actor, "input", f"(Pdb) {d.command}", ""
-        if isinstance(d, ev.PdbOutput):
-            return (actor, "output", _first_line(d.text), d.text) if d.text.strip() else None
-        if isinstance(d, ev.Stop):
-            extra = f" — {d.exception.type}: {d.exception.message}" if d.exception else ""
-            return actor, "stop", f"→ stopped at {d.where} in {d.function or '?'} ({d.reason}){extra}", ""
-        if isinstance(d, ev.Breakpoints):
-            return self._breakpoints_entry(actor, d.breakpoints)
-        if isinstance(d, ev.ProgramExit):
-            return actor, "exit", "■ " + (d.message or f"exited with code {d.code}"), ""
-        if isinstance(d, ev.Interrupted):
-            return actor, "notice", f"⚡ {d.message}", ""
-        if isinstance(d, ev.Notice):
-            return actor, "notice", f"! {d.message}", ""
-        if isinstance(d, ev.ToolFormat):
-            return actor, "notice", f"⇄ tool calls as {d.format} from now on: {d.reason}", ""
-        if isinstance(d, ev.ToolsUnlocked):
-            return actor, "notice", f"⊕ tools given to the agent: {', '.join(d.tools)} (after {d.edits} edits)", ""
-        if isinstance(d, ev.Error):
-            return actor, "error", f"✖ {d.message}", ""
-        if isinstance(d, ev.Checkpoint):
-            return actor, "checkpoint", f"✚ checkpoint {d.id[:8]} {d.message}", d.patch
-        if isinstance(d, ev.Restored):
-            return actor, "checkpoint", f"↶ {d.message or 'back to ' + d.to[:8]}", ""
-        if isinstance(d, ev.Tests):
-            return actor, "tests" if d.ok else "tests-fail", f"{'✓' if d.ok else '✗'} tests: {d.summary()}", "\n".join(d.failing)
-        if isinstance(d, ev.AgentStarted):
-            scripted = " (scripted, not an LLM)" if d.scripted else ""
-            return actor, "agent", f"agent started: {d.model}, {d.mode} mode{scripted}", d.task
-        if isinstance(d, ev.ModelReplied):
-            cost = "?" if d.cost is None else f"${d.cost:.4f}"
-            usage = f"step {d.step}: {d.prompt_tokens:,}+{d.completion_tokens:,} tokens, {cost}"
-            text = d.text.strip()
-            return actor, "reply", (text.split("\n", 1)[0] if text else "(no text)") + f"  ({usage})", text if "\n" in text else ""
-        if isinstance(d, ev.ToolRequested):
-            args = ", ".join(f"{k}={v!r}" for k, v in d.args.items() if k != "new_code")
-            body = ""
-            if "new_code" in d.args:
-                args += f", new_code=<{len(str(d.args['new_code']).splitlines())} lines>"
-                body = str(d.args["new_code"])
-            note = {"ask": " · waits for the person", "deny": " · denied", "invalid": " · invalid"}.get(d.verdict, "")
-            return actor, "tool", f"→ {d.tool}({args})" + (f" [{d.rule}]" if d.rule else "") + note, body
-        if isinstance(d, ev.Decision):
-            words = {"approve": "approved", "always": f"approved, and always allowed: {d.rule}",
-                     "edit": "edited, then ran", "reject": "rejected",
-                     "try": "tried (applied, tests run; decision still open)",
-                     "skip": "not run (agent stopped)"}.get(d.verdict, d.verdict)
-            comment = f": “{d.comment}”" if d.comment else ""
-            return actor, "decision", f"◆ {words}{comment}", ""
-        if isinstance(d, ev.ToolResult):
-            return actor, "observation" if d.ok else "error", f"{d.tool}: {_first_line(d.observation)}", d.observation
-        if isinstance(d, ev.AgentStatus):
-            if d.state not in AGENT_STATES:
-                return None
-            return actor, "agent", f"agent {d.state}" + (f": {d.reason}" if d.reason else ""), ""
-        if isinstance(d, ev.Hint):
-            return actor, "hint", f"✎ hint for the agent: {_first_line(d.text)}", d.text
-        if isinstance(d, ev.ModelRetry):
-            return actor, "notice", f"model: retrying in {d.wait_s:.0f} s ({d.reason})", ""
-        if isinstance(d, ev.Resumed):
-            return actor, "notice", f"↻ {'taken over' if d.take_over else 'resumed'} from event {d.upto}", ""
-        return None
-
-    def _breakpoints_entry(self, actor: str, items: list):
-        new = {bp.key: bp for bp in items}
-        old = self._breakpoints
-        added = [new[k] for k in new if k not in old or new[k].cond != old[k].cond]
-        removed = [old[k] for k in old if k not in new]
-        self._breakpoints = new
-        parts = [f"+ {bp.label()}" for bp in added] + [f"− {bp.label()}" for bp in removed]
-        return (actor, "breakpoints", "● breakpoints: " + ", ".join(parts), "") if parts else None
-
-
-def _first_line(text: str) -> str:
-    stripped = text.strip()
-    line = stripped.split("\n", 1)[0] if stripped else ""
-    return line[:100] + ("…" if len(line) > 100 else "")
+    def _entries(self, event: ev.Event) -> list:
+        """The transcript's entries for one event, in the words the app's transcript uses
+        (core/describe.py): [actor, kind, headline, body]."""
+        return [[event.actor, w.kind, visible(w.text), visible(w.body)]
+                for w in self._describer.describe(event) if w.kind != "progress"]
 
 
 def _caption(event: ev.Event) -> str:
-    """What the frame's event was, in a few words (the status line of the page)."""
-    d, who = event.data, event.actor
-    if isinstance(d, ev.Stop):
-        return f"{who}: stopped at {d.where} in {d.function or '?'} ({d.reason})"
-    if isinstance(d, ev.PdbInput):
-        return f"{who} typed (Pdb) {d.command}"
-    if isinstance(d, ev.ToolRequested):
-        return f"{who} asked for {d.tool}"
-    if isinstance(d, ev.ModelReplied):
-        return f"{who}: model reply, step {d.step}"
-    if isinstance(d, ev.Decision):
-        return f"{who} decided: {d.verdict}" + (f" — {d.comment}" if d.comment else "")
-    return f"{who}: {event.kind.replace('_', ' ')}"
+    """What the frame's event was, in a few words (the status line of the page): who, then the
+    first of its words (a fresh describer: a caption names the event, not what changed since)."""
+    said = Describer().describe(event)
+    return f"{event.actor}: {said[0].text if said else event.kind.replace('_', ' ')}"
 
 
 def _status(state: DebugState) -> str:
