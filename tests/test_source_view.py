@@ -397,7 +397,7 @@ async def test_theme_switch_rerenders():
     ],
 )
 def test_lines_are_split_like_python_and_made_safe(text, expected):
-    from dgym_tui.ui.widgets.source_view import _split_lines
+    from dgym_tui.ui.widgets.source_text import split_lines as _split_lines
 
     assert _split_lines(text) == expected
 

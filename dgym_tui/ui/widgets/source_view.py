@@ -8,6 +8,10 @@ highlighting (pygments needs ~1.4 s for 20,000 lines of Python, its first lexer 
 runs once per load in a thread worker that streams per-line tokens back; a row whose tokens have
 not arrived yet is lexed on its own (right except inside multi-line strings), or shown plain.
 
+Three parts, as Textual's TextArea keeps its document apart: the text model (source_text.py: the
+lines, the marks, the current line, the search), the highlighter (source_highlight.py: pygments'
+tokens, each row as pieces) and this widget, which draws them, scrolls and takes the keys.
+
 The widget holds no debugging logic. The app tells it what to show (`load`, `set_breakpoints`,
 `set_current`) and hears what the person asked for through messages (`BreakpointToggled`,
 `CursorMoved`). The app binds the debugger keys (b n s c r t u d ! ? q ...) and reads
@@ -16,11 +20,7 @@ The widget holds no debugging logic. The app tells it what to show (`load`, `set
 
 from __future__ import annotations
 
-import os
-import re
-import time
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
 from typing import Any, ClassVar, Iterable, Literal
 
 from rich.cells import cell_len
@@ -29,7 +29,6 @@ from rich.style import Style
 
 from textual import events, on
 from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
 from textual.containers import Horizontal
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -38,101 +37,10 @@ from textual.strip import Strip
 from textual.widgets import Input, Label
 from textual.worker import get_current_worker
 
-from dgym_tui.ui import lexers
+from dgym_tui.ui.widgets.source_highlight import Highlighter, overlay_matches
+from dgym_tui.ui.widgets.source_text import SourceText, breakpoint_glyph, cells, describe_breakpoint
 
-__all__ = ["SourceView"]
-
-TAB_SIZE = 4
-MAX_MATCHES = 50_000  # enough for any real search; bounds memory for a one-letter query
-FALLBACK_LEX_LIMIT = 2_000  # lines longer than this are shown plain until the worker is done
-LONG_LINE = 512  # longer lines are cut into pieces of this size and rendered by the piece in view
-MAX_HIGHLIGHT_LINE = 20_000  # longer lines (minified code, data) are shown plain, as editors do
-MAX_HIGHLIGHT_CHARS = 4_000_000  # bigger files are shown plain (pygments: ~2 s per MB)
-
-# Characters a terminal must not receive raw: C0/C1 controls except tab and newline, DEL, bidi
-# controls (they reorder what is shown: "Trojan Source") and lone surrogates (unencodable).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    """One visible, one-cell stand-in per unsafe character (so columns stay put)."""
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)  # control pictures: ␀ … ␟
-    return "\u2421" if code == 0x7F else "\ufffd"
-
-
-def _cells(text: str) -> int:
-    """Terminal cells `text` takes (ASCII: one per character, without rich's per-character scan)."""
-    return len(text) if text.isascii() else cell_len(text)
-
-
-def _split_lines(text: str) -> list[str]:
-    """Display lines, numbered as Python/pdb number them (\\n, \\r\\n and \\r end a line)."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if _UNSAFE.search(text):
-        text = _UNSAFE.sub(_visible, text)
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()  # a trailing newline ends the last line, it doesn't start a new one
-    if "\t" in text:
-        lines = [line.expandtabs(TAB_SIZE) if "\t" in line else line for line in lines]
-    return lines
-
-
-_Pieces = list[tuple[str, Style]]  # a row as (text, token style) pieces
-_Starts = tuple[list[int], list[int]] | None  # long rows: each piece's first char and cell
-
-# Spaces that start a token are drawn with this style: nothing shows, but it never equals a
-# token's style. An SVG screenshot joins equal-styled cells into one <text>, and renderers such
-# as librsvg drop a text's leading spaces: `    Cart,` or a docstring's second line was drawn at
-# column 0, `import annotations` as `importannotations`. The meta is dropped after the join,
-# and terminals never see it.
-_SPACES = Style.from_meta({"source-view": "spaces"})
-
-
-def _spaces_apart(pieces: _Pieces) -> _Pieces:
-    """The pieces, with the spaces that start one made a piece of their own (see _SPACES), and
-    neighbours of one style joined: a terminal is sent each piece with its own colour codes, so
-    fewer pieces are fewer bytes to draw (a joined piece never starts with spaces)."""
-    out: _Pieces = []
-    for text, style in pieces:
-        body = text.lstrip(" ")
-        for part, part_style in ((text[:len(text) - len(body)], _SPACES), (body, style)):
-            if not part:
-                continue
-            if out and out[-1][1] == part_style:
-                out[-1] = (out[-1][0] + part, part_style)
-            else:
-                out.append((part, part_style))
-    return out
-
-
-def _lexer_for(path: str) -> Any:
-    return lexers.lexer_for(path, stripnl=False, ensurenl=True)
-
-
-def _tokens_by_line(tokens: Iterable[tuple[Any, str]]) -> Iterable[tuple[tuple[Any, str], ...]]:
-    """Regroup a pygments token stream into one tuple of (type, text) per line."""
-    line: list[tuple[Any, str]] = []
-    for ttype, value in tokens:
-        if "\n" not in value:
-            if value:
-                line.append((ttype, value))
-            continue
-        *ends, rest = value.split("\n")
-        for part in ends:
-            if part:
-                line.append((ttype, part))
-            yield tuple(line)
-            line = []
-        if rest:
-            line.append((ttype, rest))
-    if line:
-        yield tuple(line)
-
+__all__ = ["SourceView", "breakpoint_glyph"]
 
 class SourceViewPrompt(Input):
     """The one-line input of the search / go-to-line prompt."""
@@ -244,30 +152,12 @@ class SourceView(ScrollView, can_focus=True):
         # Set before Widget.__init__: style updates may arrive early and clear these caches.
         self._styles: dict[str, Style] = {}
         self._token_styles: dict[Any, Style] = {}
-        # row -> (from the whole-file lex?, pieces, for long lines: char and cell start of each piece)
-        self._pieces_cache: LRUCache[int, tuple[bool, _Pieces, _Starts]] = LRUCache(4096)
+        self.model = SourceText()                         # the lines, marks, current line, matches
+        self.highlighter = Highlighter(self._token_style)  # the tokens, and each row as pieces
         super().__init__(name=name, id=id, classes=classes)
-        self._path: str | None = None
-        self._lines: list[str] = [""]
-        self._generation = 0
-        self._tokens: list[tuple[tuple[Any, str], ...] | None] = []  # filled by the worker
-        self._lexer: Any = None
         self._highlight_pending = False
         self._syntax_theme = None  # rich's PygmentsSyntaxTheme, made on first use
-        self._line_starts: list[int] | None = None
-        self._text: str | None = None
-        self._max_width = 0
-        self._digits = 3
         self._cursor = 0  # 0-based internally
-        self._breakpoints: list[dict] = []
-        self._marks: dict[int, tuple[str, str, list[dict]]] = {}  # row -> (glyph, actor, bps)
-        self._current: tuple[str, int] | None = None
-        self._current_row: int | None = None
-        self._query = ""
-        self._matches: list[tuple[int, int, int]] = []  # (row, start, end), in order
-        self._match_rows: list[int] = []
-        self._match_by_row: dict[int, list[tuple[int, int, int]]] = {}  # row -> (start, end, index)
-        self._match_index: int | None = None
         self._prompt: Literal["search", "goto"] | None = None
         self._saved_search: tuple[str, int | None, int, int] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
@@ -283,11 +173,11 @@ class SourceView(ScrollView, can_focus=True):
     @property
     def path(self) -> str | None:
         """The loaded file, or None."""
-        return self._path
+        return self.model.path
 
     @property
     def line_count(self) -> int:
-        return len(self._lines)
+        return len(self.model.lines)
 
     @property
     def cursor_line(self) -> int:
@@ -301,36 +191,25 @@ class SourceView(ScrollView, can_focus=True):
     @property
     def current_line(self) -> int | None:
         """The selected frame's line in the loaded file (1-based), or None."""
-        return None if self._current_row is None else self._current_row + 1
+        return None if self.model.current_row is None else self.model.current_row + 1
 
     @property
     def search_query(self) -> str:
-        return self._query
+        return self.model.query
 
     @property
     def match_count(self) -> int:
-        return len(self._matches)
+        return len(self.model.matches)
 
     def load(self, path: str, text: str) -> None:
         """Show `text` as the content of `path`. Reloading the same path keeps cursor and scroll."""
-        same_file = path == self._path
-        self._generation += 1
-        self._path = path
-        self._lines = _split_lines(text)
-        self._tokens = []
-        self._lexer = _lexer_for(path) if lexers.known(path) else None  # known: per-row fallback works
-        self._pieces_cache.clear()
-        self._text = self._line_starts = None
-        self._max_width = max(_cells(line) for line in self._lines)
-        self._digits = max(3, len(str(len(self._lines))))
+        same_file = path == self.model.path
+        self.highlighter.load(path)
+        self.model.load(path, text)
         self._update_virtual_size()
-        self._index_breakpoints()
-        self._locate_current()
-        if self._query:
-            self._find_all()
-        if self._current_row is not None and not same_file:
-            self._set_cursor(self._current_row)
-            self._scroll_to_row(self._current_row, center=True)
+        if self.model.current_row is not None and not same_file:
+            self._set_cursor(self.model.current_row)
+            self._scroll_to_row(self.model.current_row, center=True)
         elif same_file:  # a reload (e.g. after a patch): stay where the person was
             self._set_cursor(self._cursor)
             if self.is_mounted:
@@ -347,8 +226,7 @@ class SourceView(ScrollView, can_focus=True):
 
         Each item: {"file", "line", "cond", "enabled", "temporary", "actor": "human"|"agent"}.
         """
-        self._breakpoints = list(items)
-        self._index_breakpoints()
+        self.model.set_breakpoints(items)
         self.refresh()
 
     def set_current(self, path: str | None, line: int | None) -> None:
@@ -357,17 +235,14 @@ class SourceView(ScrollView, can_focus=True):
         When the location changes and is in the loaded file, the cursor moves to it and it is
         scrolled into view (centered if it was off screen). Loading another file is the app's job.
         """
-        new = (path, line) if path is not None and line is not None else None
-        changed = new != self._current
-        old_row = self._current_row
-        self._current = new
-        self._locate_current()
-        if changed and self._current_row is not None:
-            self._set_cursor(self._current_row)
-            self._scroll_to_row(self._current_row, center=True)
+        old_row = self.model.current_row
+        changed = self.model.set_current((path, line) if path is not None and line is not None else None)
+        if changed and self.model.current_row is not None:
+            self._set_cursor(self.model.current_row)
+            self._scroll_to_row(self.model.current_row, center=True)
         # Only the rows that changed look: a step repaints two lines, not the whole view (what a
         # terminal has to redraw is most of what a step costs).
-        self._refresh_rows(old_row, self._current_row)
+        self._refresh_rows(old_row, self.model.current_row)
 
     def goto_line(self, line: int) -> None:
         """Move the cursor to `line` (1-based, clamped), centering it if it was off screen."""
@@ -377,18 +252,18 @@ class SourceView(ScrollView, can_focus=True):
 
     def search(self, query: str, *, backwards: bool = False) -> bool:
         """Highlight `query` (smart case) and move the cursor to the next match after it."""
-        self._query = query
-        self._find_all()
+        self.model.query = query
+        self.model.find_all()
         return self.search_next(backwards=backwards)
 
     def search_next(self, *, backwards: bool = False) -> bool:
         """Move the cursor to the next (previous) match, wrapping around. False if none."""
-        if not self._matches:
-            if self._query:
-                self.notify(f"Not found: {self._query}", severity="warning", timeout=2)
+        if not self.model.matches:
+            if self.model.query:
+                self.notify(f"Not found: {self.model.query}", severity="warning", timeout=2)
             return False
-        self._match_index = self._next_match(backwards)
-        row, start, _end = self._matches[self._match_index]
+        self.model.match_index = self.model.next_match(self._cursor, backwards)
+        row, start, _end = self.model.matches[self.model.match_index]
         self._set_cursor(row)
         self._scroll_to_row(row, center=True)
         self._reveal_column(row, start)
@@ -400,7 +275,7 @@ class SourceView(ScrollView, can_focus=True):
         self._mount_prompt_bar()
         bar, prompt = self._prompt_bar, self._prompt_input
         if mode == "search" and self._prompt != "search":
-            self._saved_search = (self._query, self._match_index, *self.scroll_offset)
+            self._saved_search = (self.model.query, self.model.match_index, *self.scroll_offset)
         self._prompt = mode
         self._prompt_label.update("/" if mode == "search" else ":")
         prompt.restrict = None if mode == "search" else r"[0-9]*"
@@ -419,9 +294,9 @@ class SourceView(ScrollView, can_focus=True):
         mode, self._prompt = self._prompt, None
         if cancel and mode == "search" and self._saved_search is not None:
             query, index, scroll_x, scroll_y = self._saved_search
-            self._query = query
-            self._find_all()
-            self._match_index = index if index is not None and index < len(self._matches) else None
+            self.model.query = query
+            self.model.find_all()
+            self.model.match_index = index if index is not None and index < len(self.model.matches) else None
             self.scroll_to(scroll_x, scroll_y, animate=False, force=True)
         self._saved_search = None
         self._prompt_bar.remove_class("-open", "-no-match")
@@ -452,7 +327,7 @@ class SourceView(ScrollView, can_focus=True):
         self._move_cursor(0)
 
     def action_cursor_last(self) -> None:
-        self._move_cursor(len(self._lines) - 1)
+        self._move_cursor(len(self.model.lines) - 1)
 
     def action_search(self) -> None:
         self.open_prompt("search")
@@ -484,19 +359,19 @@ class SourceView(ScrollView, can_focus=True):
             return
         # Incremental search: highlight as you type and preview the next match (cursor stays).
         saved = self._saved_search
-        self._query = event.value or (saved[0] if saved else "")
-        self._find_all()
+        self.model.query = event.value or (saved[0] if saved else "")
+        self.model.find_all()
         if not event.value and saved is not None:
-            self._match_index = saved[1] if saved[1] is not None and saved[1] < len(self._matches) else None
+            self.model.match_index = saved[1] if saved[1] is not None and saved[1] < len(self.model.matches) else None
             self.scroll_to(*saved[2:], animate=False, force=True)
-        elif self._matches:
-            self._match_index = self._next_match(False)
-            row, start, _ = self._matches[self._match_index]
+        elif self.model.matches:
+            self.model.match_index = self.model.next_match(self._cursor, False)
+            row, start, _ = self.model.matches[self.model.match_index]
             self._scroll_to_row(row, center=True)
             self._reveal_column(row, start)
         elif saved is not None:
             self.scroll_to(*saved[2:], animate=False, force=True)
-        self._prompt_bar.set_class(bool(event.value) and not self._matches, "-no-match")
+        self._prompt_bar.set_class(bool(event.value) and not self.model.matches, "-no-match")
         self.refresh()
 
     @on(Input.Submitted)
@@ -513,8 +388,8 @@ class SourceView(ScrollView, can_focus=True):
             self.close_prompt()
             query = event.value or previous  # an empty search repeats the last one
             if query:
-                self._query = query
-                self._find_all()
+                self.model.query = query
+                self.model.find_all()
                 self.search_next()
 
     @on(events.DescendantBlur)
@@ -526,13 +401,13 @@ class SourceView(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
-        if offset is None or self._path is None or event.widget is not self:
+        if offset is None or self.model.path is None or event.widget is not self:
             return  # (clicks on the prompt bubble up here too)
         row = self.scroll_offset.y + offset.y
-        if row >= len(self._lines):
+        if row >= len(self.model.lines):
             return
         if offset.x < self._gutter_width:
-            self._post(self.BreakpointToggled(self._path, row + 1))
+            self._post(self.BreakpointToggled(self.model.path, row + 1))
         else:
             self._move_cursor(row)
 
@@ -540,9 +415,9 @@ class SourceView(ScrollView, can_focus=True):
         offset = event.get_content_offset(self)
         tooltip = None
         if offset is not None and event.widget is self and offset.x < self._gutter_width:
-            mark = self._marks.get(self.scroll_offset.y + offset.y)
+            mark = self.model.marks.get(self.scroll_offset.y + offset.y)
             if mark is not None:
-                tooltip = "\n".join(self._describe(bp) for bp in mark[2])
+                tooltip = "\n".join(describe_breakpoint(bp) for bp in mark[2])
         if tooltip != self.tooltip:
             self.tooltip = tooltip
 
@@ -561,10 +436,10 @@ class SourceView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         base_style, width = self._frame or (self.rich_style, self.scrollable_content_region.width)
-        if row >= len(self._lines) or self._path is None:
+        if row >= len(self.model.lines) or self.model.path is None:
             return Strip.blank(width, base_style)
 
-        is_current = row == self._current_row
+        is_current = row == self.model.current_row
         is_cursor = row == self._cursor
         line_style = base_style
         if is_current:
@@ -573,94 +448,42 @@ class SourceView(ScrollView, can_focus=True):
             line_style += self._style("cursor-line")
 
         # Gutter: [breakpoint][▶][number]<space>; it doesn't scroll horizontally. The number's
-        # padding is a segment of its own, like a row's indentation (see _SPACES).
-        mark = self._marks.get(row)
+        # padding is a segment of its own, like a row's indentation (see source_highlight.SPACES).
+        mark = self.model.marks.get(row)
         blank = Segment(" ", line_style)
         number = str(row + 1)
         gutter = list(Segment.simplify([
             Segment(mark[0], line_style + self._style(f"bp-{mark[1]}")) if mark else blank,
             Segment("▶", line_style + self._style("current-marker")) if is_current else blank,
-            Segment(" " * (self._digits - len(number)), line_style),
+            Segment(" " * (self.model.digits - len(number)), line_style),
             Segment(number + " ", line_style + self._style("gutter-cursor" if is_cursor else "gutter")),
         ]))
 
         text_width = max(0, width - self._gutter_width)
         left, right = scroll_x, scroll_x + text_width
-        pieces, starts = self._pieces(row)
+        pieces, starts = self.highlighter.pieces(row, self.model.lines[row])
         first_char = 0
         if starts is not None:
             # A long line: keep only the pieces in view, so a 1 MB minified line stays cheap.
-            chars, cells = starts
-            first, last = max(0, bisect_right(cells, left) - 1), bisect_left(cells, right)
+            chars, piece_cells = starts
+            first, last = max(0, bisect_right(piece_cells, left) - 1), bisect_left(piece_cells, right)
             pieces, first_char = pieces[first:last], chars[first]
-            left, right = left - cells[first], right - cells[first]
-        if row in self._match_by_row:
+            left, right = left - piece_cells[first], right - piece_cells[first]
+        if row in self.model.match_by_row:
             spans = [(start - first_char, end - first_char,
-                      self._style("match-current" if index == self._match_index else "match"))
-                     for start, end, index in self._match_by_row[row]]
-            pieces = self._overlay_matches(pieces, spans)
+                      self._style("match-current" if index == self.model.match_index else "match"))
+                     for start, end, index in self.model.match_by_row[row]]
+            pieces = overlay_matches(pieces, spans)
         segments = [Segment(piece, line_style + style) for piece, style in pieces]
-        cells = _cells(self._lines[row])
-        if not left and starts is None and 0 < text_width and cells <= text_width:
+        used = cells(self.model.lines[row])
+        if not left and starts is None and 0 < text_width and used <= text_width:
             # Most rows: not scrolled sideways and no wider than the view. One Strip instead of
             # five (each sets up caches of its own: they were most of a row's cost), same cells.
-            if cells < text_width:
-                segments.append(Segment(" " * (text_width - cells), line_style))
+            if used < text_width:
+                segments.append(Segment(" " * (text_width - used), line_style))
             return Strip(gutter + segments, width)
         text = Strip(segments).crop(left, right).extend_cell_length(text_width, line_style)
         return Strip.join([Strip(gutter, self._gutter_width), text]).crop(0, width)
-
-    def _pieces(self, row: int) -> tuple[_Pieces, _Starts]:
-        """The row's text as (text, token style) pieces, cached; for long lines, where each starts."""
-        cached = self._pieces_cache.get(row)
-        exact = row < len(self._tokens)
-        if cached is not None and (cached[0] or not exact):
-            return cached[1], cached[2]
-        line = self._lines[row]
-        tokens = self._tokens[row] if exact else None
-        if tokens is None and not exact and self._lexer is not None and len(line) <= FALLBACK_LEX_LIMIT:
-            # Not reached by the worker yet: lex this row alone (right except inside multi-line
-            # strings), and replace it when the worker's tokens arrive.
-            tokens = next(iter(_tokens_by_line(self._lexer.get_tokens(line + "\n"))), ())
-            if "".join(text for _, text in tokens) != line:
-                tokens = None
-        if tokens is None or len(line) > MAX_HIGHLIGHT_LINE:
-            pieces = [(line, Style.null())]
-        else:
-            pieces = [(text, self._token_style(ttype)) for ttype, text in tokens]
-        pieces = _spaces_apart(pieces)
-        starts = None
-        if len(line) > LONG_LINE:
-            pieces = [(text[i:i + LONG_LINE], style) for text, style in pieces
-                      for i in range(0, len(text), LONG_LINE)]
-            chars = [0, *accumulate(len(text) for text, _ in pieces)][:-1]
-            widths = (_cells(text) for text, _ in pieces)
-            cells = [0, *accumulate(widths)][:-1]
-            starts = (chars, cells)
-        self._pieces_cache[row] = (exact, pieces, starts)
-        return pieces, starts
-
-    @staticmethod
-    def _overlay_matches(pieces: _Pieces, spans: list[tuple[int, int, Style]]) -> _Pieces:
-        """Split pieces at match boundaries and add the match styles on top."""
-        out: list[tuple[str, Style]] = []
-        position = 0
-        for text, style in pieces:
-            end = position + len(text)
-            cursor = position
-            for start, stop, style_add in spans:
-                if stop <= cursor or start >= end:
-                    continue
-                if start > cursor:
-                    out.append((text[cursor - position:start - position], style))
-                    cursor = start
-                stop = min(stop, end)
-                out.append((text[cursor - position:stop - position], style + style_add))
-                cursor = stop
-            if cursor < end:
-                out.append((text[cursor - position:], style))
-            position = end
-        return out
 
     def _style(self, name: str) -> Style:
         """A component class as a Rich style holding only what the CSS sets (colors blended)."""
@@ -709,7 +532,7 @@ class SourceView(ScrollView, can_focus=True):
     def _on_theme_changed(self, _theme: object) -> None:
         self._syntax_theme = None
         self._token_styles.clear()
-        self._pieces_cache.clear()
+        self.highlighter.cache.clear()
         self._styles.clear()
         self.refresh()
 
@@ -726,69 +549,51 @@ class SourceView(ScrollView, can_focus=True):
             self.call_after_refresh(self._scroll_to_row, row, center=center)
 
     def on_unmount(self) -> None:
-        self._generation += 1  # stops a highlight worker still running
+        self.highlighter.generation += 1  # stops a highlight worker still running
 
     def _start_highlighting(self) -> None:
         if not self.is_attached or not self.is_mounted:
             self._highlight_pending = True
             return
         self._highlight_pending = False
-        generation, path, lines, tokens = self._generation, self._path or "", self._lines, self._tokens
-        self.run_worker(
-            lambda: self._highlight(generation, path, lines, tokens),
-            name="source-view-highlight", group="source-view-highlight",
-            thread=True, exclusive=True, exit_on_error=False,
-        )
+        highlighter = self.highlighter
+        generation, path, lines, tokens = highlighter.generation, self.model.path or "", self.model.lines, highlighter.tokens
 
-    def _highlight(self, generation: int, path: str, lines: list[str], out: list) -> None:
-        """Thread worker: lex the whole file once, appending one token tuple per line to `out`."""
-        lexer = _lexer_for(path)
-        if lexer is None or generation != self._generation or sum(map(len, lines)) > MAX_HIGHLIGHT_CHARS:
-            return
-        self._lexer = lexer
-        worker = get_current_worker()
-        next_post = time.monotonic() + 0.02
-        text = "\n".join(line if len(line) <= MAX_HIGHLIGHT_LINE else "" for line in lines) + "\n"
-        for line_tokens in _tokens_by_line(lexer.get_tokens(text)):
-            row = len(out)
-            if generation != self._generation or worker.is_cancelled:
-                return
-            if row >= len(lines):
-                break
-            text = "".join(value for _, value in line_tokens)
-            out.append(line_tokens if text == lines[row] else None)  # None: lexer changed text
-            if time.monotonic() >= next_post:
-                self.post_message(self._Highlighted(generation))
-                next_post = time.monotonic() + 0.1
-        self.post_message(self._Highlighted(generation))
+        def lex() -> None:
+            worker = get_current_worker()
+            highlighter.lex(generation, path, lines, tokens, lambda: worker.is_cancelled,
+                            lambda: self.post_message(self._Highlighted(generation)))
+
+        self.run_worker(lex, name="source-view-highlight", group="source-view-highlight",
+                        thread=True, exclusive=True, exit_on_error=False)
 
     @on(_Highlighted)
     def _highlighted(self, message: _Highlighted) -> None:
-        if message.generation == self._generation:
+        if message.generation == self.highlighter.generation:
             self.refresh()
 
     # ------------------------------------------------------------------ internals
 
     @property
     def _gutter_width(self) -> int:
-        return self._digits + 3
+        return self.model.digits + 3
 
     def _update_virtual_size(self) -> None:
         extra = 1 if self._prompt is not None else 0  # let the last line scroll above the prompt
-        self.virtual_size = Size(self._gutter_width + self._max_width + 1, len(self._lines) + extra)
+        self.virtual_size = Size(self._gutter_width + self.model.max_width + 1, len(self.model.lines) + extra)
 
     def _view_height(self) -> int:
         return self.scrollable_content_region.height - (1 if self._prompt is not None else 0)
 
     def _clamp(self, row: int) -> int:
-        return max(0, min(row, len(self._lines) - 1))
+        return max(0, min(row, len(self.model.lines) - 1))
 
     def _set_cursor(self, row: int) -> None:
         row = self._clamp(row)
         moved = row != self._cursor
         old, self._cursor = self._cursor, row
-        if moved and self._path is not None:
-            self._post(self.CursorMoved(self._path, row + 1))
+        if moved and self.model.path is not None:
+            self._post(self.CursorMoved(self.model.path, row + 1))
         self._refresh_rows(old, row)
 
     def _refresh_rows(self, *rows: int | None) -> None:
@@ -838,7 +643,7 @@ class SourceView(ScrollView, can_focus=True):
 
     def _reveal_column(self, row: int, column: int) -> None:
         """Scroll horizontally so that character `column` of `row` is on screen."""
-        cell = cell_len(self._lines[row][:column])
+        cell = cell_len(self.model.lines[row][:column])
         left, text_width = self.scroll_offset.x, self.scrollable_content_region.width - self._gutter_width
         if text_width > 0 and not left <= cell < left + text_width - 1:
             self.scroll_to(x=max(0, cell - text_width // 3), animate=False, force=True)
@@ -846,90 +651,3 @@ class SourceView(ScrollView, can_focus=True):
     def _post(self, message: BreakpointToggled | CursorMoved) -> None:
         message.source_view = self
         self.post_message(message)
-
-    def _index_breakpoints(self) -> None:
-        by_row: dict[int, list[dict]] = {}
-        if self._path is not None:
-            for bp in self._breakpoints:
-                line = bp.get("line")
-                in_file = isinstance(line, int) and 1 <= line <= len(self._lines)
-                if in_file and self._same_file(bp.get("file")):
-                    by_row.setdefault(line - 1, []).append(bp)
-        self._marks = {}
-        for row, bps in by_row.items():
-            # Several on one line: show an enabled one first, the person's before the agent's.
-            shown = max(bps, key=lambda bp: (bool(bp.get("enabled", True)), bp.get("actor") != "agent"))
-            enabled = bool(shown.get("enabled", True))
-            glyph = breakpoint_glyph(shown, enabled)
-            self._marks[row] = (glyph, "agent" if str(shown.get("actor", "")).startswith("agent") else "human", bps)
-
-    def _same_file(self, path: object) -> bool:
-        return isinstance(path, str) and self._path is not None and (
-            path == self._path or os.path.normpath(path) == os.path.normpath(self._path))
-
-    def _locate_current(self) -> None:
-        current = self._current
-        if current is not None and self._same_file(current[0]) and 1 <= current[1] <= len(self._lines):
-            self._current_row = current[1] - 1
-        else:
-            self._current_row = None
-
-    @staticmethod
-    def _describe(bp: dict) -> str:
-        parts = ["temporary breakpoint" if bp.get("temporary") else "breakpoint",
-                 f"set by {'the agent' if bp.get('actor') == 'agent' else 'you'}"]
-        if not bp.get("enabled", True):
-            parts.append("disabled")
-        if bp.get("log") is not None:
-            parts[0] = "logpoint (prints, never stops)"
-            parts.append(f"logs {bp['log']!r}")
-        if bp.get("cond"):
-            parts.append(f"if {bp['cond']}")
-        if bp.get("hit"):
-            parts.append(f"when {bp['hit']}")
-        return ", ".join(parts)
-
-    # search
-
-    def _find_all(self) -> None:
-        """Find every occurrence of the query (literal; case-insensitive unless it has capitals)."""
-        self._matches, self._match_rows, self._match_by_row = [], [], {}
-        self._match_index = None
-        if not self._query:
-            return
-        if self._text is None:
-            self._text = "\n".join(self._lines)
-            self._line_starts = [0, *accumulate(len(line) + 1 for line in self._lines)]
-        starts = self._line_starts
-        assert starts is not None
-        flags = re.IGNORECASE if self._query == self._query.lower() else 0
-        for found in re.finditer(re.escape(self._query), self._text, flags):
-            row = bisect_right(starts, found.start()) - 1
-            self._matches.append((row, found.start() - starts[row], found.end() - starts[row]))
-            if len(self._matches) >= MAX_MATCHES:
-                break
-        self._match_rows = [row for row, _, _ in self._matches]
-        for index, (row, start, end) in enumerate(self._matches):
-            self._match_by_row.setdefault(row, []).append((start, end, index))
-
-    def _next_match(self, backwards: bool) -> int:
-        count, index = len(self._matches), self._match_index
-        if index is not None and index < count and self._matches[index][0] == self._cursor:
-            index = (index + (-1 if backwards else 1)) % count
-        elif backwards:
-            index = (bisect_left(self._match_rows, self._cursor) - 1) % count
-        else:
-            index = bisect_right(self._match_rows, self._cursor) % count
-        self._match_index = index
-        return index
-
-
-def breakpoint_glyph(bp: dict, enabled: bool = True) -> str:
-    """The gutter's mark: » a logpoint, ◈ a hit count, ◆ a condition, ● plain (hollow: disabled)."""
-    if bp.get("log") is not None:
-        return "»" if enabled else "›"
-    if bp.get("hit"):
-        return "◈" if enabled else "◇"
-    if bp.get("cond"):
-        return "◆" if enabled else "◇"
-    return "●" if enabled else "○"
