@@ -22,7 +22,8 @@ from dgym_tui.core.session import Session
 from dgym_tui.ui.app import DgymApp
 from dgym_tui.config import config_path, load_config
 from dgym_tui.ui.screens.help import HelpScreen
-from dgym_tui.ui.screens.main import BINDING_SECTIONS, MainScreen
+from dgym_tui.ui import keymap
+from dgym_tui.ui.screens.main import MainScreen
 from dgym_tui.ui.screens.modals import ConfirmScreen, PromptScreen, ValueScreen
 from dgym_tui.ui.widgets.pdb_console import PdbInput, complete
 from dgym_tui.ui.widgets.repo_tree import RepoTree
@@ -139,7 +140,7 @@ async def stop_at(pilot, file: str, line: int) -> None:
         stop = screen.state.stop
         return (stop is not None and (stop.file, stop.line) == (file, line)
                 and screen.source.path == file and screen.source.current_line == line
-                and screen._flush_timer is None and not screen._log)
+                and screen.pump.idle)
 
     await wait_for(pilot, shown, what=f"the stop at {file}:{line}")
 
@@ -255,7 +256,7 @@ async def test_a_reset_before_the_heavy_panes_came_is_painted_once_they_do(sessi
     monkeypatch.setattr(MainScreen, "_mount_later", mount_later)
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.main._panes_ready and "after" in app.main.query_one(VariablesPane).values,
+        await wait_for(pilot, lambda: app.main.panes_ready and "after" in app.main.query_one(VariablesPane).values,
                        timeout=30, what="the stop after the reset")
         assert "before" not in app.main.query_one(VariablesPane).values
 
@@ -427,7 +428,7 @@ async def test_help_lists_every_binding(session):
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         shown = "\n".join(text for rows in app.screen.rows.values() for _, text in rows)
-        for _, bindings in BINDING_SECTIONS:
+        for _, bindings in keymap.binding_sections():
             for binding in bindings:
                 assert (binding.tooltip or binding.description) in shown
         for description in ("Search", "Go to line", "Previous command", "command palette"):

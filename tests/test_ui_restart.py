@@ -69,7 +69,7 @@ async def test_c_after_a_post_mortem_runs_only_the_failing_test_and_run_all_test
         assert "pytest tests/test_discount.py::test_ten_percent_off" in entry_label(app)
         titles = [title for title, _, _ in app.palette_commands(app.main)]
         assert "Run all tests" in titles
-        app.submit("widen")
+        app.calls.widen()
         await wait_for(pilot, lambda: session.entrypoint.label == "pytest", what="all tests again")
         await wait_for(pilot, lambda: entry_label(app).endswith("pytest"), what="the status bar widened")
         assert "Run all tests" not in [title for title, _, _ in app.palette_commands(app.main)]

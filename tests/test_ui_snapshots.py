@@ -38,7 +38,7 @@ async def settled(pilot) -> None:
     await wait_for(pilot, lambda: app.session.state.program == "stopped", what="the first stop")
     await wait_for(pilot, lambda: screen.source.path == "main.py" and screen.source.current_line == 1,
                    what="main.py shown")
-    await wait_for(pilot, lambda: screen.state.stop is not None and screen._flush_timer is None and not screen._log,
+    await wait_for(pilot, lambda: screen.state.stop is not None and screen.pump.idle,
                    what="every pane updated for the stop")
     tree = screen.query_one(RepoTree)
     await wait_for(pilot, lambda: len(tree.root.children) > 0, what="the tree")

@@ -55,9 +55,9 @@ class AgentControl:
             agent = make_agent(self.app.session, self.settings)
             agent.model.warm_up()
         except Exception as e:  # a bad model name, a missing key...: say so, the debugger goes on
-            self.app._from_thread(self._failed, str(e) or type(e).__name__)
+            self.app.run_on_ui(self._failed, str(e) or type(e).__name__)
             return
-        self.app._from_thread(self._started, agent)
+        self.app.run_on_ui(self._started, agent)
 
     def _started(self, agent) -> None:
         self.starting = False

@@ -1,32 +1,33 @@
 """DgymApp: the Textual application around one Session.
 
 Small on purpose: themes and config, the session's lifecycle (start after the first frame, close
-on quit without blocking), and a thin adaptor over the session's runner: `submit` queues a named
-call and returns at once, its result comes back on the UI thread, so the UI thread never waits
-on pdb or the sandbox.
+on quit without blocking), the session's events handed to the main screen in batches, and the
+palette's commands. Calls into the session go through `self.calls` (ui/session_calls.py): typed,
+queued on the session's runner, their results back on the UI thread, so the UI thread never
+waits on pdb or the sandbox.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 
 from textual import work
 from textual.app import App
 from textual.theme import Theme
 
-from dgym_tui.core.events import HUMAN, SYSTEM
 from dgym_tui.core.safe_text import one_line
-from dgym_tui.core.runner import CallCancelled
 from dgym_tui.themes import APP_CSS
 from dgym_tui.themes.dgym import DEFAULT_THEME, THEMES
 from dgym_tui.config import load_config, save_config
 from dgym_tui.ui.agent_control import AgentControl
 from dgym_tui.ui.apply_changes import ApplyChanges
-from dgym_tui.ui import terminal_writer
+from dgym_tui.ui import keymap, terminal_writer
 from dgym_tui.ui.messages import RunOnUI, SessionEvents
 from dgym_tui.ui.keys import EscapeThenKey
 from dgym_tui.ui.screens.main import MainScreen
+from dgym_tui.ui.session_calls import SessionCalls
 
 # The modal screens are imported where first used, not before the first frame.
 
@@ -61,9 +62,10 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             self.replay = ReplayControl(self, recording, agent_settings)
             agent_settings = None
         self.session = session
+        self.calls = SessionCalls(self)
         self.writer = writer  # the session file (saved as it happens), if any
         if writer is not None:
-            writer.on_error = lambda message: self._from_thread(
+            writer.on_error = lambda message: self.run_on_ui(
                 self.notify, one_line(message), severity="error", title="Session file", timeout=20)
         self.agents = AgentControl(self, agent_settings)
         self.applier = ApplyChanges(self)
@@ -75,8 +77,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         self.main = MainScreen(session)
         self._unsubscribe: Callable | None = None
         self._events_lock = threading.Lock()
-        self._pending_events: list = []
-        self._events_posted = False
+        self._batch: SessionEvents | None = None  # posted to the screen, still open to more events
         self.closing = False
         self.closed = False
 
@@ -107,26 +108,27 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             return
         self._unsubscribe = self.session.events.subscribe(self._on_core_event)
         if not self.session.started:
-            self.submit("start", actor=SYSTEM)  # takes seconds: the runner's thread does it
+            self.calls.start()
         if self.mcp_port is not None:
             self.agents.let_outside_agents_in(self.mcp_port)
 
     def _on_core_event(self, event) -> None:
-        # Called on whichever thread emitted (the runner's), in order. Events gather in a list
-        # and one message carries whatever has gathered by the time the UI thread takes it.
+        # Called on whichever thread emitted (the runner's), in order. The events join the batch
+        # posted to the screen until the UI thread takes it: one message, however many events a
+        # command emits by the time the screen gets to it (one repaint, not one per event).
         with self._events_lock:
-            self._pending_events.append(event)
-            if self._events_posted:
+            if self._batch is not None:
+                self._batch.events.append(event)
                 return
-            self._events_posted = True
-        self.main.post_message(SessionEvents([]))  # post_message is thread-safe
+            self._batch = batch = SessionEvents([event])
+        self.main.post_message(batch)  # post_message is thread-safe
 
-    def take_events(self) -> list:
-        """The events gathered since the last call (UI thread)."""
+    def take_batch(self, batch: SessionEvents) -> list:
+        """The batch's events, closed to more (UI thread): later ones go in a new message."""
         with self._events_lock:
-            events, self._pending_events = self._pending_events, []
-            self._events_posted = False
-        return events
+            if self._batch is batch:
+                self._batch = None
+            return batch.events
 
     def _save_theme(self, theme: Theme) -> None:
         try:
@@ -141,7 +143,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         self.replay = None
         self.session = self.main.session = session
         self.writer = writer
-        writer.on_error = lambda message: self._from_thread(
+        writer.on_error = lambda message: self.run_on_ui(
             self.notify, one_line(message), severity="error", title="Session file", timeout=20)
         self.agents = AgentControl(self, agent_settings)
         self.applier = ApplyChanges(self)
@@ -157,45 +159,15 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         """A call of anyone's is running or waiting on the debugger."""
         return self.session.runner.busy
 
-    def submit(self, operation: str, done: Callable | None = None, /, actor: str = HUMAN, **args) -> None:
-        """Queue a session call without waiting; done(result) runs on the UI thread, an error
-        becomes a notification. `operation` and `done` are positional only: an operation's own
-        arguments may be called `name` or `done` (run_tool's `name`)."""
-        self.ask(operation, done, None, actor=actor, **args)
-
-    def ask(self, operation: str, done: Callable | None = None, failed: Callable | None = None, /,
-            actor: str = HUMAN, **args) -> None:
-        """Like submit, with failed(error) on the UI thread instead of a notification."""
-        def finished(call) -> None:
-            self._from_thread(self._finished, call, done, failed)
-
-        try:
-            self.session.runner.submit(actor, operation, args, finished)
-        except CallCancelled as e:
-            if self.replay is not None:  # read-only: say how to act
-                self.notify(str(e), title="Replay", timeout=6)
-
-    def _from_thread(self, fn: Callable, *args) -> None:
+    def run_on_ui(self, fn: Callable, *args) -> None:
         """Run fn(*args) on the UI thread soon; never waits (the caller is the core's thread)."""
         self.post_message(RunOnUI(fn, args))  # thread-safe; dropped if the app has exited
 
     def on_run_on_ui(self, message: RunOnUI) -> None:
         message.fn(*message.args)
 
-    def _finished(self, call, done: Callable | None, failed: Callable | None) -> None:
-        error = call.error
-        if isinstance(error, CallCancelled):
-            return
-        if error is not None:
-            if failed is not None:
-                failed(error)
-            else:
-                self.notify(str(error) or type(error).__name__, severity="error", title="dgym-tui")
-        elif done is not None:
-            done(call.result)
-
     def send_pdb(self, command: str, notify_errors: bool = True) -> None:
-        self.submit("send", self.main._pdb_done if notify_errors else None, command=command)
+        self.calls.send(command, self.main._pdb_done if notify_errors else None)
 
     @work(thread=True, group="interrupt")
     def interrupt(self) -> None:
@@ -204,45 +176,27 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
     # --- palette commands --------------------------------------------------------------------
 
     def palette_commands(self, main: MainScreen) -> list[tuple[str, str, Callable]]:
+        """The palette's commands: the key map's (ui/keymap.py), then what this session offers."""
+        commands = []
+        for command in keymap.in_palette():
+            keys = self.get_key_display(command.binding()) if command.keys else ""
+            commands.append((command.palette, f"{keys}: {command.tooltip}" if keys else command.tooltip,
+                             partial(self.run_action, command.action, main)))
         s = self.session
-        commands = [
-            ("Go to line…", "move the source cursor to a line", self.ask_goto_line),
-            ("Toggle breakpoint at cursor", "b", main.action_toggle_breakpoint),
-            ("Conditional breakpoint at cursor…", "B", main.action_conditional_breakpoint),
-            ("Logpoint at cursor…", "L: prints a message with {expr} values, never stops", main.action_logpoint),
-            ("Hit count at cursor…", "H: stop only on some hits (3, >= 5, % 10 == 0)", main.action_hit_condition),
-            ("Watch an expression…", "w: shown in the variables pane at every stop", main.action_watch),
-            ("Data breakpoint…", "D: stop when a value changes", main.action_data_breakpoint),
-            ("Step back…", "[: this run's stops, read-only; run the program again to one", main.action_step_back),
-            ("Run to cursor", "t", main.action_run_to_cursor),
-            ("Clear all breakpoints", "in every file", main.clear_breakpoints),
-            ("Change entrypoint…", f"now: {s.entrypoint_label or 'automatic'} (restarts the program)",
-             self.ask_entrypoint),
-            ("Restart the program", "a fresh pdb process; breakpoints are kept",
-             lambda: self.submit("restart")),
-            ("Run the tests", "pytest in the sandbox (outside pdb)", self.run_tests),
-            ("Restart the sandbox", "a fresh sandbox from your repo (after it died)",
-             lambda: self.submit("restart_sandbox")),
-            ("Interrupt", "stop a running command (ctrl+c)", self.interrupt),
-            ("Undo the last change", "revert the last checkpoint (an edit, a command that changed files)",
-             lambda: self.submit("undo")),
-            ("Apply the changes to your repo…", "W: the whole diff first, then all or nothing",
-             self.action_apply_changes),
-            *(self.replay.palette_commands() if self.replay is not None else self.agents.palette_commands()),
-            *self.tool_commands(),
-            ("Maximize / restore the focused pane", "z", main.action_toggle_maximize),
-            ("Help: keys", "?", main.action_help),
-        ]
+        commands.append(("Change entrypoint…", f"now: {s.entrypoint_label or 'automatic'} (restarts the program)",
+                         self.action_change_entrypoint))
         if s.wide_entrypoint is not None and s.entrypoint is not None and s.entrypoint != s.wide_entrypoint:
             commands.append(("Run all tests", f"back to {s.wide_entrypoint.label} (now: {s.entrypoint.label})",
-                             lambda: self.submit("widen")))
+                             self.calls.widen))
+        commands += self.replay.palette_commands() if self.replay is not None else self.agents.palette_commands()
+        commands += self.tool_commands()
         for pane, title in (("tree", "Files"), ("agent", "Agent"), ("transcript", "Transcript"), ("variables", "Variables"),
                             ("stack", "Stack"), ("console", "pdb console")):
             state = "show" if pane in main.hidden else "hide"
-            commands.append((f"Toggle pane: {title}", state, lambda p=pane: main.toggle_pane(p)))
+            commands.append((f"Toggle pane: {title}", state, partial(main.toggle_pane, pane)))
         for name in ("dgym-dark", "dgym-light"):
             commands.append((f"Theme: {name}", "the 'Theme' command lists every theme",
-                             lambda n=name: setattr(self, "theme", n)))
+                             partial(setattr, self, "theme", name)))
         return commands
 
     def tool_commands(self) -> list[tuple[str, str, Callable]]:
@@ -257,12 +211,12 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         from dgym_tui.ui.screens.tool_form import ToolFormScreen
 
         if not tool.parameters:
-            self.submit("run_tool", name=tool.name, args={})
+            self.calls.run_tool(tool.name, {})
             return
 
         def run(args: dict | None) -> None:
             if args is not None:
-                self.submit("run_tool", name=tool.name, args=args)
+                self.calls.run_tool(tool.name, args)
 
         self.push_screen(ToolFormScreen(tool, self._tool_values(tool)), run)
 
@@ -287,7 +241,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             values.update(start=line, end=line, new_code=text.splitlines()[line - 1])
         return values
 
-    def ask_goto_line(self) -> None:
+    def action_go_to_line(self) -> None:
         from dgym_tui.ui.screens.modals import PromptScreen
 
         source = self.main.source
@@ -302,12 +256,12 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
 
         self.push_screen(PromptScreen("Go to line", placeholder=f"1-{source.line_count}", validate=check), go)
 
-    def ask_entrypoint(self) -> None:
+    def action_change_entrypoint(self) -> None:
         from dgym_tui.ui.screens.modals import PromptScreen
 
         def change(spec: str | None) -> None:
             if spec:
-                self.submit("set_entrypoint", spec=spec)
+                self.calls.set_entrypoint(spec)
 
         self.push_screen(PromptScreen(
             "Entrypoint (restarts the program under pdb)", value=self.session.entrypoint_label,
@@ -315,9 +269,14 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
             hint="python SCRIPT [ARGS] · python -m MODULE [ARGS] · pytest [ARGS]",
             validate=lambda v: None if v else "give an entrypoint"), change)
 
-    def run_tests(self, args: str = "") -> None:
-        # the Tests event shows the result (transcript, notification); here only failures to run
-        self.submit("run_tests", args=args)
+    def action_run_tests(self) -> None:
+        self.calls.run_tests()
+
+    def action_undo(self) -> None:
+        self.calls.undo()
+
+    def action_restart_sandbox(self) -> None:
+        self.calls.restart_sandbox()
 
     # --- quitting ------------------------------------------------------------------------------
 
@@ -330,7 +289,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         if self.replay is not None or not self.session.started or self.main.state.sandbox is None:
             self.shutdown()  # no sandbox yet: nothing in it to lose
             return
-        self.ask("changed_files", self._confirm_quit, self._confirm_quit_unsure)
+        self.calls.changed_files(self._confirm_quit, self._confirm_quit_unsure)
 
     def action_apply_changes(self) -> None:
         self.applier.start()
@@ -364,7 +323,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
     @work(thread=True, group="close")
     def _close_session(self) -> None:
         self._close_now()
-        self._from_thread(self.exit)
+        self.run_on_ui(self.exit)
 
     def _close_now(self) -> None:
         try:

@@ -63,9 +63,9 @@ class ApplyChanges:
             plan = plan_apply(recording)
             seq = recording.events[-1].seq if recording.events else 0
         except Exception as e:  # a file gone or unreadable: said, nothing changed
-            self.app._from_thread(self._said, f"not applied: {e}", "error")
+            self.app.run_on_ui(self._said, f"not applied: {e}", "error")
             return
-        self.app._from_thread(self._show, plan, seq)
+        self.app.run_on_ui(self._show, plan, seq)
 
     def _show(self, plan, seq: int) -> None:
         from dgym_tui.ui.screens.apply import ApplyScreen
@@ -87,10 +87,10 @@ class ApplyChanges:
         try:
             message = apply(plan)
         except Exception as e:  # ApplyError: the repo is as it was
-            self.app._from_thread(self._said, str(e), "error")
+            self.app.run_on_ui(self._said, str(e), "error")
             return
         self.applied_seq = seq
-        self.app._from_thread(self._said, message, "information")
+        self.app.run_on_ui(self._said, message, "information")
 
     def _said(self, message: str, severity: str) -> None:
         self.app.notify(one_line(message), severity=severity, title="Apply", timeout=15)

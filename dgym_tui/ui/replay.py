@@ -126,9 +126,9 @@ class ReplayControl:
         try:
             whole = read_session(self.recording.path)
         except SessionFileError as e:
-            self.app._from_thread(self.app.notify, str(e), severity="error", title="Replay")
+            self.app.run_on_ui(self.app.notify, str(e), severity="error", title="Replay")
             return
-        self.app._from_thread(self._loaded, whole)
+        self.app.run_on_ui(self._loaded, whole)
 
     def _loaded(self, whole) -> None:
         header = self.recording.header  # keep what the caller set on it (the demo's repo)
