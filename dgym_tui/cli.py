@@ -1,8 +1,9 @@
 """The command line: the first word chooses a subcommand, whose module parses the rest.
 
-Each subcommand is a module with `main(argv) -> exit status` (dgym_tui/commands/, and the
-modules named below); anything else is the app on a repository (`dgym-tui [REPO] ...`). What a
-live session needs (its sandbox, signals, closing) lives in dgym_tui/lifecycle.py.
+Every subcommand lives in dgym_tui/commands/, a module with `main(argv) -> exit status` (a
+module may serve two: sessions.py has sessions, export and apply); anything else is the app on a
+repository (`dgym-tui [REPO] ...`, commands/app.py). What a live session needs (its sandbox,
+signals, closing) lives in dgym_tui/lifecycle.py.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ SUBCOMMANDS = {
     "mcp": "dgym_tui.commands.mcp:main",
     "batch": "dgym_tui.commands.batch:main",
     "review": "dgym_tui.commands.review:main",
-    "doctor": "dgym_tui.doctor:main",
-    "image": "dgym_tui.image:main",
-    "sessions": "dgym_tui.sessions.commands:main_sessions",
-    "export": "dgym_tui.sessions.commands:main_export",
-    "apply": "dgym_tui.sessions.commands:main_apply",
+    "doctor": "dgym_tui.commands.doctor:main",
+    "image": "dgym_tui.commands.image:main",
+    "sessions": "dgym_tui.commands.sessions:main_sessions",
+    "export": "dgym_tui.commands.sessions:main_export",
+    "apply": "dgym_tui.commands.sessions:main_apply",
 }
 APP = "dgym_tui.commands.app:main"
 

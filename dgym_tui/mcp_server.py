@@ -50,7 +50,9 @@ class OutsideAgents:
         from dgym_tui.tools import registry
 
         self.session = session
-        self.tools = tools if tools is not None else registry()
+        if tools is None:  # the session's own (one registry per session); no session: doctor's probe
+            tools = session.tools if session is not None else registry()
+        self.tools = tools
         self.policy = policy or Policy.from_config(None)
         self.mode = mode
         self.auto_answer = auto_answer

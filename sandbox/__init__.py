@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from dgym_tui.sandbox.errors import SandboxError, SandboxGone
+from dgym_tui.sandbox.errors import SandboxError, SandboxGone, short_error
 
 if TYPE_CHECKING:
     from dgym_tui.sandbox.base import Sandbox
@@ -79,7 +79,7 @@ def choose_sandbox(repo, kind: str = "auto", image: str | None = None, network: 
         except docker.errors.ImageNotFound:
             raise SandboxError(ds.image_missing_message(image)) from None
         except docker.errors.DockerException as e:
-            raise SandboxError(f"the Docker engine failed to answer about {image}: {ds.short_error(e)}") from None
+            raise SandboxError(f"the Docker engine failed to answer about {image}: {short_error(e)}") from None
     except SandboxError as e:
         if kind == "docker":
             raise

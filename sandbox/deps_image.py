@@ -182,7 +182,7 @@ def prepare_image(client, base: str, requirements: tuple[str, ...], options: Dep
     try:
         return _prepare(client, base, requirements, options, python, repo, progress)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as e:
-        from dgym_tui.sandbox.docker_sandbox import short_error
+        from dgym_tui.sandbox.errors import short_error
 
         raise SandboxError(f"installing the repo's dependencies failed: the Docker engine stopped answering "
                            f"({short_error(e)})") from None

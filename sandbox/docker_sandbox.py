@@ -25,7 +25,7 @@ import pexpect.fdpexpect
 from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
                                    READING_TERMINAL, Channel, DirEntry, ExecResult, OutputCap,
                                    Sandbox, describe_status)
-from dgym_tui.sandbox.errors import SandboxError, SandboxGone
+from dgym_tui.sandbox.errors import SandboxError, SandboxGone, short_error
 from dgym_tui.sandbox.repo_copy import SANDBOX_UID, RepoFiles, collect_files, tar_stream
 
 DEFAULT_IMAGE = "dgym-tui-sandbox:latest"
@@ -68,17 +68,6 @@ def connect(timeout: float = 5, call_timeout: float = CALL_TIMEOUT):
     except Exception as e:
         where = os.environ.get("DOCKER_HOST", "the default socket")
         raise SandboxError(f"no Docker engine answers at {where} ({type(e).__name__}): {NO_ENGINE_FIX}") from None
-
-
-def short_error(e: BaseException) -> str:
-    """One line for an engine failure: the engine's explanation, else the exception's gist."""
-    import docker
-
-    if isinstance(e, docker.errors.APIError) and e.explanation:
-        text = str(e.explanation)
-    else:
-        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    return " ".join(text.split())[:300]
 
 
 def _double(size: str) -> str:

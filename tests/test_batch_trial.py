@@ -353,6 +353,7 @@ def test_a_test_that_loops_forever_is_a_failure_found_in_seconds(tmp_path, stub_
                               env={"OPENAI_API_KEY": "sk-test-not-real"}))
     r = out.result
     first_step = stub_llm.requests[0]["time"] - started
+    print(f"\n{sandbox}: the first request came {first_step:.1f} s after the trial started")
     assert first_step < 60, f"the agent's first request came {first_step:.1f} s after the trial's start"
     assert (r["status"], r["error"]) == ("unresolved", None), r
     assert "test.py::test_bitcount (timed out after 20 s at bitcount_code.py:" in r["reason"], r["reason"]

@@ -20,7 +20,7 @@ from test_ui_support import wait_for
 from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.loop import Agent
 from dgym_tui.agent.scripted import ScriptedModel
-from dgym_tui.core.replay import Replayer
+from dgym_tui.core.replayer import Replayer
 from dgym_tui.core.session import Session
 from dgym_tui.core.session_file import SessionFileError, SessionWriter, changed_since, read_session
 from dgym_tui.core.state import fold
@@ -293,7 +293,7 @@ async def test_end_and_take_over_pressed_while_a_big_file_is_still_read_wait_for
     """A replay first reads its file to the first stop; End and Enter pressed before the rest is
     read are done once it is: at the file's last event, not the part read so far, nor dropped (a
     tmux test under load pressed them that early)."""
-    from dgym_tui.ui import replay as replay_ui
+    from dgym_tui.ui import replay_control as replay_ui
     from dgym_tui.ui.app import DgymApp
 
     path = tmp_path / "s.jsonl"
@@ -316,7 +316,7 @@ async def test_end_and_take_over_pressed_while_a_big_file_is_still_read_wait_for
 
 
 async def test_replay_plays_and_the_demo_session_replays(tmp_path):
-    from dgym_tui.core.replay import Replayer
+    from dgym_tui.core.replayer import Replayer
     from dgym_tui.demo import demo_session
 
     saved = read_session(demo_session())

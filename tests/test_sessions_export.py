@@ -577,7 +577,7 @@ def test_check_pairs_finds_a_call_without_its_result_and_a_result_without_its_ca
 
 def test_the_sessions_package_never_imports_the_ui():
     code = ("import sys\n"
-            "import dgym_tui.sessions, dgym_tui.sessions.commands, dgym_tui.sessions.markdown\n"
+            "import dgym_tui.sessions, dgym_tui.commands.sessions, dgym_tui.sessions.markdown\n"
             "import dgym_tui.sessions.trajectory, dgym_tui.sessions.chat\n"
             "print(','.join(sorted(m for m in sys.modules if m == 'textual' or m.startswith(('textual.', 'dgym_tui.ui')))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -13,7 +13,7 @@ import pytest
 from browser import Browser, chromium_path, file_url
 from session_samples import hostile_session, long_session
 
-from dgym_tui.core.replay import Replayer
+from dgym_tui.core.replayer import Replayer
 from dgym_tui.core.session_file import read_session
 from dgym_tui.demo import demo_session
 

@@ -217,7 +217,7 @@ def test_auto_switches_at_once_when_a_reply_already_holds_a_text_action(session)
     assert agent.run() == "submitted"
     lines = printed.getvalue().splitlines()  # `dgym-tui run`'s lines: the step whole, then the switch
     assert lines[0].startswith("step   1  view(path='tally/__init__.py')  → Viewing") and "Result" not in lines[1]
-    assert lines[1] == "tool calls as text from now on: the model writes its tool calls as text"
+    assert lines[1] == "⇄ tool calls as text from now on: the model writes its tool calls as text"
     assert [bool(o) for o in model.offered] == [True, False]
     assert [r.tool for r in results(session)] == ["view", "submit"]  # the first reply's action ran
     assert [e.data.reason for e in session.events.history if e.kind == "tool_format"] == [
@@ -587,7 +587,7 @@ NO_SCHEMA = {"status": 400, "message": "response_format: json_schema is not supp
      "larger"),
 ])
 def test_doctor_model_says_whether_native_calls_come_back_and_which_format_suits(replies, level, says, fix):
-    from dgym_tui.doctor import check_model
+    from dgym_tui.commands.doctor import check_model
     from stub_llm_server import StubLLMServer
 
     with StubLLMServer(answer_probes=False) as server:

@@ -6,6 +6,6 @@ debug-gym's, so its prompts and agents carry over.
 """
 
 from dgym_tui.tools.base import Tool, ToolError, ToolOutput
-from dgym_tui.tools.registry import registry
+from dgym_tui.tools.registry import call_problem, registry
 
-__all__ = ["Tool", "ToolError", "ToolOutput", "registry"]
+__all__ = ["Tool", "ToolError", "ToolOutput", "call_problem", "registry"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dgym_tui.core.commands import verb
+from dgym_tui.core.pdb_commands import verb
 from dgym_tui.tools.base import Tool, ToolError, ToolOutput, cap
 
 CONTEXT_LINES = 5  # lines shown each side of the current one

@@ -41,3 +41,13 @@ def registry(names: list[str] | None = None) -> dict[str, Tool]:
                              f"(tools: {', '.join(sorted(tools))})")
         tools = {n: t for n, t in tools.items() if n in names}
     return tools
+
+
+def call_problem(tools: dict[str, Tool], name: str, args: dict) -> str | None:
+    """What is wrong with calling the tool `name` with `args` among `tools` (None: nothing). The
+    one check: an agent's call is checked before the person is asked about it (agent/calls.py),
+    and the session checks whatever it runs (Session.run_tool), a call from the person included."""
+    tool = tools.get(name)
+    if tool is None:
+        return f"there is no tool named {name!r}. The tools are: {', '.join(sorted(tools))}."
+    return tool.check(args)

@@ -19,6 +19,7 @@ from dgym_tui.agent.policy import Policy
 from dgym_tui.core import events as ev
 from dgym_tui.core.events import AGENT, HUMAN, SYSTEM
 from dgym_tui.tools.eval import summary
+from dgym_tui.tools.registry import call_problem
 
 
 class Handled(NamedTuple):
@@ -60,16 +61,12 @@ class CallHandler:
         if call.error is not None:
             self._requested(call, {}, "invalid", call.error)
             return self._not_run(call, f"error: {call.error}. Call the tool again with valid arguments.", ok=False)
-        tool = self.tools.get(call.name)
-        if tool is None:
-            self._requested(call, call.arguments or {}, "invalid", "no such tool")
-            return self._not_run(call, f"error: there is no tool named {call.name!r}. The tools are: "
-                                       f"{', '.join(sorted(self.tools))}.", ok=False)
         args = call.arguments or {}
-        problem = tool.check(args)
+        problem = call_problem(self.tools, call.name, args)
         if problem:
-            self._requested(call, args, "invalid", problem)
+            self._requested(call, args, "invalid", "no such tool" if call.name not in self.tools else problem)
             return self._not_run(call, f"error: {problem}", ok=False)
+        tool = self.tools[call.name]
         verdict = self.policy.decide(call.name, args, self.mode())
         self._requested(call, args, verdict.action, verdict.rule)
         if verdict.action == "deny":

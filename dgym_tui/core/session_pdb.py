@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from dgym_tui.core import commands
+from dgym_tui.core import pdb_commands
 from dgym_tui.core.entrypoint import NO_ENTRYPOINT, narrowed, parse_entrypoint
 from dgym_tui.core.events import HUMAN, SYSTEM, Checkpoint, Notice, PdbInput, PdbOutput, Progress
 from dgym_tui.core.runner import operation
@@ -76,14 +76,14 @@ class PdbDoor:
         program (c, n, s...) starts it again, as `python -m pdb` does, and runs on to the first
         breakpoint; pdb's `restart` / `run` start it again too."""
         debugger = self._ready()
-        verb = commands.verb(command)
+        verb = pdb_commands.verb(command)
         ended = debugger.state in ("idle", "exited") or debugger.channel is None
         # After a failing test's post-mortem, c/n/s start the run again on the failing tests;
         # after a file pytest could not collect, `c` goes on with the other files.
         post_mortem = (debugger.stop is not None and debugger.stop.reason == "post_mortem"
                        and debugger.stop.phase != "collect" and not self.whole_run)
         try:
-            if verb in commands.RESTART_COMMANDS:
+            if verb in pdb_commands.RESTART_COMMANDS:
                 self.events.emit(PdbInput(command=command), actor)
                 return self._again(actor, command, run_on=False)
             if ended and self._found_nothing():
@@ -93,7 +93,7 @@ class PdbDoor:
                 from dgym_tui.core.debugger import PdbResult
 
                 return PdbResult(output=note, exited=True, exit_code=5)
-            if (ended or post_mortem) and commands.runs_program(command):
+            if (ended or post_mortem) and pdb_commands.runs_program(command):
                 self.events.emit(PdbInput(command=command), actor)
                 return self._again(actor, command, run_on=True, after="the program ended" if ended else
                                    "a post-mortem")

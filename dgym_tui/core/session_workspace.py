@@ -156,14 +156,12 @@ class WorkspaceDoor:
         """Run a tool (tools/); whatever happens, an observation comes back, never an exception.
         record: emit its ToolResult (a tried call's result comes with its final decision)."""
         from dgym_tui.tools.base import ToolError, ToolOutput, cap
+        from dgym_tui.tools.registry import call_problem
 
-        tool = self.tools.get(name)
-        if tool is None:
-            output = ToolOutput(f"error: there is no tool named {name!r} (tools: {', '.join(sorted(self.tools))})",
-                                ok=False)
-        elif problem := tool.check(args):
+        if problem := call_problem(self.tools, name, args):
             output = ToolOutput(f"error: {problem}", ok=False)
         else:
+            tool = self.tools[name]
             try:
                 given = {k: v for k, v in args.items() if v is not None}  # null: the default
                 output = tool.run(self, actor, **given)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from dgym_tui.core import events as ev
 from dgym_tui.core.breakpoints import Breakpoint
-from dgym_tui.core.commands import runs_program
+from dgym_tui.core.pdb_commands import runs_program
 
 ASPECTS = ("session", "sandbox", "program", "stop", "breakpoints", "busy", "files", "source",
            "tests", "progress", "checkpoints", "agent", "approval")

@@ -25,7 +25,7 @@ from importlib import resources
 
 from dgym_tui.core import events as ev
 from dgym_tui.core.describe import Describer
-from dgym_tui.core.replay import SPEEDS, Replayer, mark_for
+from dgym_tui.core.replayer import SPEEDS, Replayer, mark_for
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import DebugState
 

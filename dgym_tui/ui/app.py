@@ -37,7 +37,7 @@ CLOSE_TIMEOUT = 20.0  # seconds to wait for the sandbox to close before leaving 
 def _dgym_commands():
     # The palette's provider, imported when the palette first opens (textual.command is slow
     # to import and not needed for the first frame).
-    from dgym_tui.ui.commands import DgymCommands
+    from dgym_tui.ui.palette import DgymCommands
 
     return DgymCommands
 
@@ -56,7 +56,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         self.mcp_port = mcp_port
         self.replay = None
         if recording is not None:
-            from dgym_tui.ui.replay import ReplayControl, ReplaySession
+            from dgym_tui.ui.replay_control import ReplayControl, ReplaySession
 
             session = ReplaySession(recording)
             self.replay = ReplayControl(self, recording, agent_settings)
@@ -201,10 +201,8 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
 
     def tool_commands(self) -> list[tuple[str, str, Callable]]:
         """Every tool, for the person to run: the same observation the agent would get."""
-        from dgym_tui.tools import registry
-
-        return [(f"Tool: {name}…", tool.summary, lambda t=tool: self.ask_tool(t))
-                for name, tool in sorted(registry().items())]
+        return [(f"Tool: {name}…", tool.summary, partial(self.ask_tool, tool))
+                for name, tool in sorted(self.session.tools.items())]
 
     def ask_tool(self, tool) -> None:
         """The tool's arguments as a form, filled from where the person is; then run it."""

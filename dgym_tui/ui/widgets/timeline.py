@@ -8,7 +8,7 @@ from textual.events import Click
 from textual.message import Message
 from textual.widget import Widget
 
-from dgym_tui.core.replay import Replayer
+from dgym_tui.core.replayer import Replayer
 from dgym_tui.core.safe_text import one_line
 
 LEGEND = "▸ stop ● breakpoints ▪ pdb ▴ agent's call ◆ decision ✚ change ✓✗ tests"

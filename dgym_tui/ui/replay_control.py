@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from dgym_tui.core.replay import Replayer
+from dgym_tui.core.replayer import Replayer
 from dgym_tui.core.runner import CallCancelled
 from dgym_tui.ui.widgets.timeline import Timeline
 
@@ -47,6 +47,7 @@ class ReplaySession:
         self.entrypoint_label = header.get("entrypoint") or ""
         self.runner = ReplayRunner()
         self.entrypoint = self.wide_entrypoint = None
+        self.tools: dict = {}  # nothing runs in a replay
 
     def close(self) -> None:
         pass
