@@ -46,7 +46,8 @@ def export_parser() -> argparse.ArgumentParser:
                     "status: 0 written, 1 no patch can be written (the repo changed or is gone, or the session "
                     "changed nothing), 2 bad usage or not a session file.")
     p.add_argument("session", nargs="+", metavar="SESSION",
-                   help="a session file, or a debug-gym log (several only with --format chat: one line each)")
+                   help="a session file, or a debug-gym log (several only with --format chat: one line each); "
+                        "a batch's RUN_DIR instead exports its trials as training data (dgym-tui export RUN_DIR -h)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--patch", metavar="FILE",
                       help="write the final change as a git diff (new and deleted files included) to FILE "
@@ -57,6 +58,61 @@ def export_parser() -> argparse.ArgumentParser:
                    help="with --patch: when files it touches changed since, write it anyway against the session's "
                         "start taken from the repo's git HEAD, to merge with `git apply --3way FILE`")
     return p
+
+
+def export_run_parser() -> argparse.ArgumentParser:
+    from dgym_tui.review.training import FORMATS, ONLY
+
+    p = argparse.ArgumentParser(
+        prog="dgym-tui export RUN_DIR",
+        description="Export a batch's trials as training data, one JSON line per trial (its current revision), "
+                    "each with its labels: task, arm and its tools, attempt, status as scored with the tests "
+                    "before and after, the review's verdict, note and reviewer, the revision's origin (agent, "
+                    "edit, take-over, send-back), model, steps, tokens, cost, seconds. Formats: sft (TRL's "
+                    "conversational SFT rows: messages, tools), sharegpt (LLaMA-Factory's ShareGPT with tool "
+                    "calls), atif (one ATIF trajectory per line), dpo (TRL's preference rows: a resolved and "
+                    "approved trial against an unresolved or rejected one of the same task and prompt). Paths "
+                    "are made relative; key-like variables of your environment never appear. Exit status: 0 "
+                    "written, 2 bad usage or not a run directory.")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a batch's run directory (dgym-tui batch --out RUN_DIR)")
+    p.add_argument("--format", choices=FORMATS, required=True, help="the trainer's format")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: standard output)")
+    p.add_argument("--only", choices=ONLY, default="all",
+                   help="which trials: all (failed and unscored included, labelled; the default), resolved, "
+                        "approved (by the review, on the current patch), unresolved (scored, not resolved)")
+    p.add_argument("--arm", action="append", default=[], metavar="NAME", help="only this arm's trials (repeatable)")
+    p.add_argument("--all-revisions", action="store_true",
+                   help="every scored revision of a trial (labels.latest says which is current), not only the newest")
+    return p
+
+
+def _is_run_dir(path: str) -> bool:
+    import os
+
+    return os.path.isdir(path) and (os.path.isfile(os.path.join(path, "batch.json"))
+                                    or os.path.isfile(os.path.join(path, "results.jsonl")))
+
+
+def _export_run(argv: list[str]) -> int:
+    from dgym_tui.review.training import TrainingExportError, write
+
+    args = export_run_parser().parse_args(argv)
+    try:
+        if not args.output:
+            count = write(args.run_dir, args.format, sys.stdout, only=args.only, arms=args.arm,
+                          all_revisions=args.all_revisions)
+            sys.stdout.flush()
+        else:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                count = write(args.run_dir, args.format, fh, only=args.only, arms=args.arm,
+                              all_revisions=args.all_revisions)
+    except TrainingExportError as e:
+        raise _Failed(str(e), 2) from None
+    except OSError as e:
+        raise _Failed(f"cannot write {args.output}: {e.strerror or e}", 2) from None
+    where = args.output or "standard output"
+    print(one_line(f"dgym-tui export: {count} record(s) in the {args.format} format to {where}"), file=sys.stderr)
+    return 0
 
 
 def apply_parser() -> argparse.ArgumentParser:
@@ -122,6 +178,12 @@ def _export(argv: list[str]) -> int:
     from dgym_tui.sessions.patch import PatchError, final_patch
 
     prog = "dgym-tui export"
+    from dgym_tui.review.training import FORMATS as RUN_FORMATS
+
+    if any(_is_run_dir(a) for a in argv if not a.startswith("-")) or any(
+            a in RUN_FORMATS and a not in ("atif",) for a in argv) or any(a.startswith("--format=") and
+                                                                         a[9:] in RUN_FORMATS[:2] + ("dpo",) for a in argv):
+        return _export_run(argv)
     parser = export_parser()
     args = parser.parse_args(argv)
     if len(args.session) > 1 and args.format != "chat":
