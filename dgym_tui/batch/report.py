@@ -27,7 +27,8 @@ from dgym_tui.batch.stats import stats, wilson
 from dgym_tui.core.safe_text import one_line
 
 __all__ = ["arm_stats", "stats_of", "summary_md", "report_html", "total_cost", "wilson", "write_all"]
-MARKS = {"resolved": "✓", "unresolved": "✗", "limit": "L", "error": "E"}
+MARKS = {"resolved": "✓", "unresolved": "✗", "limit": "L", "no-reproduction": "R", "error": "E"}
+REPRO = "no-reproduction"  # an issue's patch with no failing test: counted apart (a column only when there is one)
 
 
 def arm_stats(results: list[TrialResult | dict], order: list[str] = ()) -> dict[str, dict]:
@@ -114,15 +115,18 @@ def summary_md(run_dir: Path) -> str:
     lines += ["| arm | tools |", "|---|---|"]
     lines += [f"| {_md(name)} | {_md(_arm_label(arm))} |" for name, arm in figures["arms"].items()]
     ks = [str(k) for k in range(1, attempts + 1)] if attempts > 1 else []
-    lines += ["", "| arm | resolved | unresolved | limit | error | rate | 95% interval | "
+    repro = any(r.status == REPRO for r in results)
+    lines += ["", "| arm | resolved | unresolved | limit | " + ("no reproduction | " if repro else "")
+              + "error | rate | 95% interval | "
               + "".join(f"pass@{k} | " for k in ks) + "median steps | median tokens | total cost |",
-              "|---|---|---|---|---|---|---|" + "---|" * len(ks) + "---|---|---|"]
+              "|---|---|---|---|---|---|---|" + "---|" * (len(ks) + repro) + "---|---|---|"]
     for name, f in figures["arms"].items():
         c = f["counts"]
         lo, hi = f["interval"]
         passes = "".join(f"{_pct(f['pass_at_k'][k]['value'])} | " for k in ks)
         steps, tokens = f["steps_median"], f["tokens_median"]
-        lines.append(f"| {_md(name)} | {c['resolved']} | {c['unresolved']} | {c['limit']} | {c['error']} | "
+        lines.append(f"| {_md(name)} | {c['resolved']} | {c['unresolved']} | {c['limit']} | "
+                     + (f"{c.get(REPRO, 0)} | " if repro else "") + f"{c['error']} | "
                      f"{_pct(f['rate'])} | {_pct(lo)}–{_pct(hi)} | {passes}{'–' if steps is None else f'{steps:g}'} | "
                      f"{'–' if tokens is None else f'{tokens:g}'} | {total_cost(arms[name])} |")
     for pair in figures["pairs"]:
@@ -135,7 +139,8 @@ def summary_md(run_dir: Path) -> str:
                   f"{len(pair['neither'])} | {_p(pair['mcnemar_p'])} | {_points(pair['difference'])} | "
                   f"{_points(lo)} to {_points(hi)} |"]
     names = list(figures["arms"])
-    lines += ["", "## Per task", "", "Each attempt: ✓ resolved, ✗ unresolved, L limit, E error.", "",
+    lines += ["", "## Per task", "", "Each attempt: ✓ resolved, ✗ unresolved, L limit, "
+              + ("R no reproduction, " if repro else "") + "E error.", "",
               "| task | " + " | ".join(_md(n) for n in names) + " |", "|---|" + "---|" * len(names)]
     for task, row in figures["tasks"].items():
         lines.append(f"| {_md(task)} | " + " | ".join("".join(MARKS.get(s, "?") for s in row[n]) or "–"
@@ -260,7 +265,9 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
            "resolved over scored trials (errors, ours or the provider's, are counted apart), with a 95% Wilson "
            "interval" + ("; pass@k is the unbiased estimate from each task's scored attempts" if ks else "") +
            ".</p>\n", "<h2>Resolved rate per arm</h2>\n<table id=\"rates\">\n<tr><th>arm</th><th>tools</th>"
-           "<th>resolved</th><th>unresolved</th><th>limit</th><th>error</th><th>rate</th><th>95% interval</th>"
+           "<th>resolved</th><th>unresolved</th><th>limit</th>"
+           + ("<th>no reproduction</th>" if any(r.status == REPRO for r in results) else "")
+           + "<th>error</th><th>rate</th><th>95% interval</th>"
            + "".join(f"<th>pass@{k}</th>" for k in ks) +
            "<th>median steps</th><th>median tokens</th><th>total cost</th><th>median time</th></tr>\n"]
     for name, f in figures["arms"].items():
@@ -271,7 +278,8 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
         tokens = f["tokens_median"]
         out.append(f"<tr data-arm=\"{_e(name)}\"><td>{_e(name)}</td><td>{_e(_arm_label(f))}</td>"
                    f"<td class=n>{c['resolved']}</td><td class=n>{c['unresolved']}</td><td class=n>{c['limit']}</td>"
-                   f"<td class=n>{c['error']}</td><td class=\"n rate\">{_pct(f['rate'])}</td>"
+                   + (f"<td class=n>{c.get(REPRO, 0)}</td>" if any(r.status == REPRO for r in results) else "")
+                   + f"<td class=n>{c['error']}</td><td class=\"n rate\">{_pct(f['rate'])}</td>"
                    f"<td class=n>{_pct(lo)} – {_pct(hi)}</td>{passes}"
                    f"<td class=n>{'–' if med_s is None else f'{med_s:g}'}</td>"
                    f"<td class=n>{'–' if tokens is None else f'{tokens:g}'}</td>"

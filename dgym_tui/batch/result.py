@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 FORMAT = 1
-STATUSES = ("resolved", "unresolved", "limit", "error")
+STATUSES = ("resolved", "unresolved", "limit", "no-reproduction", "error")
 """resolved / unresolved: scored in a fresh sandbox; limit: the agent hit --max-steps, --max-cost
 or --trial-timeout before submitting (still scored: its patch may resolve the task; status says
-limit only when it does not); error: a failure of ours or the provider's, never the agent's."""
+limit only when it does not); no-reproduction: an open issue's patch holds no test that fails at
+the base, so there is no evidence to score it by (counted apart); error: a failure of ours or the
+provider's, never the agent's."""
 SCORED = ("resolved", "unresolved", "limit")
 EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
@@ -60,9 +62,11 @@ class TrialResult:
     ray_node_id: str | None = None     # the Ray executor: the node's full id
     revision: int | None = None        # the review: a revision's number
     origin: str | None = None          # the review: edit | take-over | send-back
+    issue: dict | None = None          # an open issue's task: its number, title, url
+    reproduction: dict | None = None   # an issue's evidence: files, tests, before, after, reproduced, base_output
     extra: dict = field(default_factory=dict)  # fields this version does not know, kept as read
 
-    OPTIONAL = ("ray_node_id", "revision", "origin")
+    OPTIONAL = ("ray_node_id", "revision", "origin", "issue", "reproduction")
 
     @classmethod
     def from_dict(cls, data: dict) -> TrialResult:

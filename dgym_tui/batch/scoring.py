@@ -4,7 +4,8 @@ one the agent used.
     base ─> + hidden tests ─> run: "before"
     base ─> + the agent's patch ─> its edits to test files reverted ─> + hidden tests ─> run: "after"
 
-A patch that does not apply is unresolved (with git's reason). Resolved: every must-pass test
+An open issue (task.issue) has no such tests yet: its fix is judged by the reproduction test the
+agent wrote (score_issue). A patch that does not apply is unresolved (with git's reason). Resolved: every must-pass test
 (FAIL_TO_PASS) passes and no PASS_TO_PASS test stops passing; a task that names no tests is
 resolved when its whole suite passes (at least one test, none failing or erroring) and no test
 that passed before fails. Per-test outcomes come from the in-box pytest plugin (core/test_runs.py:
@@ -21,7 +22,7 @@ import threading
 import time
 
 from dgym_tui.batch.spec import Score, ScoringError, Task
-from dgym_tui.core.workspace import patched_files
+from dgym_tui.core.workspace import patched_files, split_patch
 from dgym_tui.core.test_runs import (DEFAULT_TEST_TIMEOUT, ERROR, FAILED, MISSING, PASSED, SKIPPED, PytestRun,
                                      run_pytest)
 from dgym_tui.sandbox.errors import SandboxError
@@ -140,9 +141,12 @@ def before_run(box, task: Task) -> TestRun:
 
 
 def score_after(box, task: Task, patch: str, base: str, test_files: set[str], before: TestRun) -> Score:
-    """The patch applied at `base`, test files reverted, the hidden tests added, the tests run."""
+    """The patch applied at `base`, test files reverted, the hidden tests added, the tests run
+    (an issue: judged by its reproduction instead, score_issue)."""
     from dgym_tui.core.workspace import apply_patch
 
+    if task.issue is not None:
+        return score_issue(box, task, patch, base, test_files, before)
     reverted: list[str] = []
     applied, reason = True, ""
     if patch.strip():
@@ -211,6 +215,79 @@ def _listed(items: list[str], most: int = 5) -> str:
 def _last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:300] if lines else text[:300]
+
+
+# --- an issue: no named tests, the agent's reproduction --------------------------------------------
+
+BASE_OUTPUT = 4000  # characters of the reproduction's failure output at the base kept in result.json
+
+
+def score_issue(box, task: Task, patch: str, base: str, test_files: set[str], before) -> Score:
+    """An issue's fix judged by its evidence, not by named tests (there are none yet). The patch
+    splits into its tests (test files by is_test_file) and the fix (the rest):
+
+        base + the patch's tests only ─> the changed test files run: which of their tests fail
+        base + the whole patch        ─> the whole suite run
+
+    The reproduction is the patch's tests that do not pass at the base (failed, or erroring as
+    what they import is still missing). Resolved: there is one, every one passes with the fix,
+    and every test that passed at the base still passes. No reproduction (`reproduced` false):
+    the patch changes no test, or its tests pass at the base already. The box is at `base`."""
+    from dgym_tui.core.workspace import apply_patch
+
+    counts = before.counts()
+    nothing = {"passed": 0, "failed": 0, "errors": 0}
+    tests = [(path, text) for path, text in split_patch(patch) if is_test_file(path, test_files)]
+    files = [path for path, _ in tests]
+    evidence = {"files": files, "tests": [], "before": {}, "after": {}, "reproduced": False, "base_output": ""}
+
+    def verdict(resolved: bool, reason: str, after=None, applied: bool = True) -> Score:
+        return Score(resolved, reason, counts, after.counts() if after else nothing,
+                     {t: evidence["after"].get(t, "missing") for t in evidence["tests"]}, {}, [],
+                     applied=applied, reproduction=evidence,
+                     timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where} for t in after.timed_out]
+                     if after else [])
+
+    if not patch.strip():
+        return verdict(False, "no reproduction: the agent changed nothing")
+    if not tests:
+        return verdict(False, "no reproduction: the patch adds or changes no test, so nothing shows the issue")
+    try:
+        apply_patch(box, "".join(text for _, text in tests))
+    except SandboxError as e:
+        return verdict(False, f"the patch's tests do not apply at the base: {_last_line(str(e))}", applied=False)
+    at_base = run_tests(box, task, targets=files)
+    box.restore(base)
+    try:
+        apply_patch(box, patch)
+    except SandboxError as e:
+        return verdict(False, f"the agent's patch does not apply: {_last_line(str(e))}", applied=False)
+    after = run_tests(box, task)
+    if after.problem:
+        return verdict(False, f"with the agent's patch, {after.problem}", after)
+    ids = [t for t in after.outcomes if t.split("::", 1)[0] in files]
+    evidence["before"] = {t: at_base.status_of(t) for t in ids}
+    evidence["after"] = {t: after.status_of(t) for t in ids}
+    evidence["tests"] = [t for t in ids if evidence["before"][t] != PASSED]
+    evidence["base_output"] = at_base.output[-BASE_OUTPUT:]
+    broken = [f for f in after.broken_files if f in files]
+    if broken:
+        return verdict(False, f"with the fix, the reproduction's file {broken[0]} does not even import", after)
+    if not evidence["tests"]:
+        why = "they pass at the base, without the fix" if ids else "none of them ran"
+        return verdict(False, f"no reproduction: the patch's tests ({', '.join(files)}) do not fail at the base: {why}",
+                       after)
+    evidence["reproduced"] = True
+    failing = [t for t in evidence["tests"] if evidence["after"][t] != PASSED]
+    broke = [t for t, s in before.outcomes.items() if s == PASSED and after.status_of(t) != PASSED]
+    shown = ", ".join(evidence["tests"][:3]) + (" …" if len(evidence["tests"]) > 3 else "")
+    if failing:
+        return verdict(False, f"the reproduction still fails with the fix: {', '.join(failing[:5])}", after)
+    if broke:
+        return verdict(False, f"reproduced and fixed ({shown}), but tests that passed at the base fail now: "
+                              f"{', '.join(broke[:5])}", after)
+    return verdict(True, f"reproduced at the base and passing with the fix: {shown}; "
+                         f"every test that passed before still passes ({after.counts()['passed']} pass)", after)
 
 
 # --- steps ---------------------------------------------------------------------------------------
@@ -322,9 +399,9 @@ def test_timeout_of(task: Task) -> float:
     return DEFAULT_TEST_TIMEOUT if task.test_timeout is None else float(task.test_timeout)
 
 
-def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:
+def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT, targets: list[str] | None = None) -> TestRun:
     """pytest in the sandbox, outside pdb, each test under the task's time limit, each test's
-    outcome read back."""
+    outcome read back; `targets` (files) instead of the task's own."""
     from dgym_tui.core.entrypoint import parse_entrypoint, run_environment
 
     env = {}
@@ -333,8 +410,8 @@ def run_tests(box, task: Task, timeout: float = TEST_TIMEOUT) -> TestRun:
             env = run_environment(parse_entrypoint(task.entrypoint), box.root, box.program_env)
         except SandboxError:
             env = {}
-    named = bool(task.fail_to_pass or task.pass_to_pass)
-    targets = [t for t in pytest_targets(task) if not named or _exists(box, t)]
+    named = bool(task.fail_to_pass or task.pass_to_pass) or targets is not None
+    targets = [t for t in (pytest_targets(task) if targets is None else targets) if not named or _exists(box, t)]
     if named and not targets:
         return TestRun(exit_code=None, output="none of the named tests' files exists",
                        problem="none of the named tests' files exists")

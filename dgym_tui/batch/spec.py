@@ -36,6 +36,7 @@ class Task:
     test_timeout: float | None = None         # seconds per test (task.toml; else --test-timeout; else the default)
     environment: dict | None = None           # a SWE-bench instance's own image, folder, commands (batch/swebench.py)
     note: str | None = None                   # what the reading had to say of it (one line), e.g. why no image
+    issue: dict | None = None                 # an open issue (batch/issues.py): number, title, url; scored by its evidence
     source: str = ""                          # where it was read from (folder, line of a JSONL)
 
     def to_dict(self) -> dict:
@@ -117,6 +118,7 @@ class Score:
     score_seconds: float = 0.0
     applied: bool = True            # the agent's patch applied
     timed_out: list = field(default_factory=list)  # {test, seconds, where}: stopped at their limit, with the patch
+    reproduction: dict | None = None  # an issue's evidence (batch/issues.py): its tests, before and after
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -123,7 +123,8 @@ def _arm(name: str, by_task: dict[str, list[TrialResult]], described: dict, atte
     costs = [r.cost for r in trials if r.status != "error"]
     known = [float(c) for c in costs if c is not None]
     return {"tools": list(described.get("tools") or []), "unlock": dict(described.get("unlock") or {}),
-            "trials": len(trials), "counts": {s: counts[s] for s in (*SCORED, "error")},
+            "trials": len(trials), "counts": {s: counts[s] for s in (*SCORED, "error")}
+            | ({"no-reproduction": counts["no-reproduction"]} if counts["no-reproduction"] else {}),
             "scored": scored, "resolved": resolved, "rate": resolved / scored if scored else None,
             "interval": [lo, hi], "pass_at_k": passes, "errors": errors, "unscored_tasks": unscored,
             "tokens_total": sum(tokens), "tokens_median": _median(tokens),

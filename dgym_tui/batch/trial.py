@@ -177,7 +177,7 @@ def run_trial(spec: TrialSpec, on_event=None) -> TrialOutcome:
     result = TrialResult(trial=spec.trial_id, task=spec.task.id, arm=spec.arm.name, attempt=spec.attempt,
                          notes=[spec.task.note] if spec.task.note else [], tool_format=spec.tool_format or "native",
                          model=spec.model, sandbox=spec.sandbox, node=spec.env.get(NODE_ENV) or socket.gethostname(),
-                         started=now())
+                         started=now(), issue=spec.task.issue)
     outcome = TrialOutcome(result={})
     tmp = Path(tempfile.mkdtemp(prefix="dgym-trial-"))
     try:
@@ -229,8 +229,12 @@ def _run(spec: TrialSpec, tmp: Path, result: TrialResult, outcome: TrialOutcome,
     result.tests_before, result.tests_after = score.tests_before, score.tests_after
     result.fail_to_pass, result.pass_to_pass = score.fail_to_pass, score.pass_to_pass
     result.reverted, result.timed_out, result.score_seconds = score.reverted, score.timed_out, score.score_seconds
+    result.reproduction = score.reproduction
     if score.resolved:
         result.status, result.reason = "resolved", score.reason
+    elif score.reproduction is not None and not score.reproduction["reproduced"]:
+        result.status = "no-reproduction"
+        result.reason = score.reason + (f" ({agent_run.limit_reason})" if result.outcome in ("limit", "timeout") else "")
     elif result.outcome in ("limit", "timeout"):
         result.status, result.reason = "limit", f"{agent_run.limit_reason}; {score.reason}"
     else:

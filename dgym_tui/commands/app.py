@@ -32,6 +32,14 @@ other commands:
   dgym-tui serve [REPO | replay SESSION | demo]
                                     the app in a web browser (textual-serve), on 127.0.0.1 unless --host
   dgym-tui apply SESSION [--yes]    apply a session's final change to its repo, all or nothing
+  dgym-tui batch TASKS --model M --out RUN_DIR
+                                    the agent over a task set, scored (with --repo REPO: open issues,
+                                    each fixed with a reproduction test the harness checks)
+  dgym-tui review RUN_DIR           the review inbox: approve, reject, edit, send back; --branches,
+                                    --export-prs, --apply
+  dgym-tui export RUN_DIR --format sft|sharegpt|atif|dpo
+                                    a batch as training data, each trial with its score and verdict
+  dgym-tui mcp [REPO]               serve a session to an outside agent over MCP
 """
 
 

@@ -24,7 +24,13 @@ def parser() -> argparse.ArgumentParser:
         "the results in RUN_DIR (resumable: the same command goes on where it stopped), with summary.md and "
         "report.html.")
     p.add_argument("tasks", metavar="TASKS", help="a folder of repos, a debug-gym task folder, or SWE-bench-style "
-                   "JSON lines")
+                   "JSON lines; with --repo, open issues: the JSON of `gh issue list --json number,title,body,url`, "
+                   "or a folder of Markdown files (one issue each, the first line its title)")
+    p.add_argument("--repo", metavar="REPO", help="TASKS are open issues of this git repo: each a task issue-<N> at "
+                   "its HEAD (or --base); the agent writes a failing reproduction test first, and a fix counts "
+                   "only when that test fails at the base and passes with it (no test that fails at the base: "
+                   "status no-reproduction)")
+    p.add_argument("--base", metavar="REF", help="with --repo: the commit the issues are fixed on (default: HEAD)")
     p.add_argument("--model", metavar="M", required=True, help="a litellm model string, or scripted:FILE")
     p.add_argument("--out", metavar="RUN_DIR", required=True, help="the run directory (made, or gone on with)")
     p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1")
@@ -183,12 +189,19 @@ def _main(args) -> int:
         executor = make_executor(args.executor, workers=args.workers, **options)
     except ValueError as e:
         raise UsageError(one_line(str(e))) from None
+    if args.base and not args.repo:
+        raise UsageError("--base goes with --repo (the issues' repo)")
     try:
-        from dgym_tui.batch.tasks import load_tasks
+        if args.repo:
+            from dgym_tui.batch.issues import read_issues
 
-        tasks = load_tasks(args.tasks, image_template=args.image_template,
-                           check_image=image_checker() if args.executor == "local" else None)
-    except ValueError as e:  # tasks.TaskSetError
+            tasks = read_issues(args.tasks, args.repo, args.base)
+        else:
+            from dgym_tui.batch.tasks import load_tasks
+
+            tasks = load_tasks(args.tasks, image_template=args.image_template,
+                               check_image=image_checker() if args.executor == "local" else None)
+    except ValueError as e:  # tasks.TaskSetError, issues.IssueSetError
         raise UsageError(one_line(str(e))) from None
     for task in tasks:
         if task.note:

@@ -28,6 +28,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--branches", action="store_true",
                    help="one git branch per approved task in its repo (never pushed; work trees untouched)")
     p.add_argument("--branch-prefix", default="dgym/", help="the branches' prefix (default dgym/)")
+    p.add_argument("--export-prs", metavar="DIR", help="one Markdown body per approved issue fix, DIR/issue-<N>.md "
+                   "(Fixes #N, the reproduction before and after, the summary, the reviewer's note), for "
+                   "`gh pr create --body-file`")
     p.add_argument("--model", help="the model a send-back (R) runs, a litellm model string (default: the batch's)")
     p.add_argument("--api-base", help="with --model: its OpenAI-compatible server")
     p.add_argument("--theme", help="colour theme")
@@ -43,14 +46,16 @@ def main(argv: list[str]) -> int:
     except RunDirError as e:
         print(f"dgym-tui review: {e}", file=sys.stderr)
         return 2
-    headless = args.list or args.export_patches is not None or args.export_preds or args.apply or args.branches
+    headless = (args.list or args.export_patches is not None or args.export_preds or args.apply or args.branches
+                or args.export_prs)
     if not headless:
         from dgym_tui.ui.screens.review import ReviewApp
 
         ReviewApp(run, theme=args.theme, model=args.model, api_base=args.api_base).run()
         return 0
     from dgym_tui.core.safe_text import one_line
-    from dgym_tui.review.exports import ExportError, apply_approved, export_patches, export_preds, make_branches
+    from dgym_tui.review.exports import (ExportError, apply_approved, export_patches, export_preds, export_prs,
+                                         make_branches)
 
     try:
         if args.list:
@@ -71,6 +76,10 @@ def main(argv: list[str]) -> int:
         if args.branches:
             for line in make_branches(run, args.branch_prefix):
                 print(one_line(line))
+        if args.export_prs:
+            written = export_prs(run, args.export_prs)
+            print(f"{len(written)} pull-request bod{'y' if len(written) == 1 else 'ies'} written to {args.export_prs} "
+                  "(gh pr create --body-file FILE)")
     except (ExportError, OSError) as e:
         print(f"dgym-tui review: {one_line(str(e))}", file=sys.stderr)
         return 1

@@ -110,6 +110,16 @@ def edited_text(old: str | None, new_code: str, start: int | None, end: int | No
 _DIFF_FILE = re.compile(r"^diff --git a/(.+?) b/(.+)$", re.M)
 
 
+def split_patch(patch: str) -> list[tuple[str, str]]:
+    """A git diff cut at each file's `diff --git` line: (the file's path, its part of the diff)."""
+    parts: list[tuple[str, str]] = []
+    starts = [m.start() for m in _DIFF_FILE.finditer(patch)]
+    for i, start in enumerate(starts):
+        text = patch[start:starts[i + 1] if i + 1 < len(starts) else len(patch)]
+        parts.append((patched_files(text)[-1] if patched_files(text) else "?", text))
+    return parts
+
+
 def patched_files(patch: str) -> list[str]:
     """The files a unified diff (git's format) touches, in order."""
     found: list[str] = []

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dgym_tui.core.safe_text import one_line
 from dgym_tui.review.inbox import RunDir, Trial
 from dgym_tui.sessions.apply import ApplyError, ApplyPlan, apply
 from dgym_tui.sessions.patch import FinalPatch, PatchError, _TempRepo, file_sha256, git_location, run_git
@@ -61,6 +62,7 @@ class _Target:
     repo: Path
     base: str | None                  # the task's base commit, if any
     diff: str
+    issue: dict | None = None         # an open issue's task: number, title, url
 
 
 def _targets(run: RunDir) -> list[_Target]:
@@ -72,7 +74,7 @@ def _targets(run: RunDir) -> list[_Target]:
             raise ExportError(f"task {trial.task}: not in the run's tasks.jsonl, so its repo is unknown")
         diff = run.patch(trial)
         if diff.strip():
-            out.append(_Target(trial, Path(task["repo"]), task.get("base_commit"), diff))
+            out.append(_Target(trial, Path(task["repo"]), task.get("base_commit"), diff, task.get("issue")))
     return out
 
 
@@ -251,9 +253,7 @@ def _branch(run: RunDir, target: _Target, prefix: str) -> str:
         tree = run_git(["write-tree"], cwd=top, env=env, text=True).stdout.strip()
     identity = {"GIT_AUTHOR_NAME": "dgym-tui review", "GIT_AUTHOR_EMAIL": "dgym-tui@localhost",
                 "GIT_COMMITTER_NAME": "dgym-tui review", "GIT_COMMITTER_EMAIL": "dgym-tui@localhost"}
-    message = (f"dgym-tui: approved fix for {task}\n\ntrial {target.trial.id}, revision {target.trial.revision}, "
-               f"approved by {target.trial.verdict.who} at {target.trial.verdict.when}\n"
-               f"patch sha256 {target.trial.patch_sha256}\n")
+    message = commit_message(target)
     commit = run_git(["commit-tree", tree, "-p", base_sha, "-F", "-"], cwd=top, text=True, input=message,
                      env=dict(os.environ, **{k: os.environ.get(k, v) for k, v in identity.items()}))
     if commit.returncode != 0:
@@ -263,6 +263,67 @@ def _branch(run: RunDir, target: _Target, prefix: str) -> str:
     if out.returncode != 0:
         raise ExportError(f"task {task}: git update-ref failed: {out.stderr.strip()}")
     return f"{task}: branch {name} at {sha[:12]} in {top}"
+
+
+def commit_message(target: _Target) -> str:
+    """An issue's fix says what it fixes (`Fix #N: title`, the agent's summary); any other task's
+    that it is an approved fix. Both end with where it came from."""
+    t = target.trial
+    origin = (f"trial {t.id}, revision {t.revision}, approved by {t.verdict.who} at {t.verdict.when}\n"
+              f"patch sha256 {t.patch_sha256}\n")
+    if target.issue:
+        summary = one_line(t.summary).strip()
+        return (f"Fix #{target.issue['number']}: {one_line(target.issue['title'])}\n\n"
+                + (f"{summary}\n\n" if summary else "") + f"Reproduced by {_tests(t)} before the fix.\n\n" + origin)
+    return f"dgym-tui: approved fix for {t.task}\n\n" + origin
+
+
+def _tests(trial: Trial) -> str:
+    tests = (trial.result.reproduction or {}).get("tests") or []
+    return ", ".join(tests) if tests else "the tests it adds"
+
+
+def export_prs(run: RunDir, out_dir: str | Path) -> list[Path]:
+    """One Markdown body per approved issue fix, DIR/issue-<N>.md, for `gh pr create --body-file`:
+    `Fixes #N`, the agent's summary, the reproduction's outcomes before and after the fix, the
+    reviewer's note. ExportError: nothing approved is an issue's."""
+    targets = [t for t in _targets(run) if t.issue]
+    if not targets:
+        raise ExportError("no approved trial of an open issue: nothing to write (batch ISSUES --repo REPO makes them)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for target in targets:
+        path = out / f"issue-{target.issue['number']}.md"
+        path.write_text(pr_body(target), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def pr_body(target: _Target) -> str:
+    t, issue = target.trial, target.issue
+    evidence = t.result.reproduction or {}
+    lines = [f"Fixes #{issue['number']}", ""]
+    summary = one_line(t.summary).strip()
+    if summary:
+        lines += [summary, ""]
+    lines += ["## Evidence", "", "A test that fails before the fix and passes with it, run by dgym-tui's harness in a "
+              "fresh sandbox (not claimed by the agent):", "", "| test | at the base | with the fix |", "|---|---|---|"]
+    for test in evidence.get("tests") or []:
+        lines.append(f"| `{one_line(test)}` | {evidence.get('before', {}).get(test, '?')} | "
+                     f"{evidence.get('after', {}).get(test, '?')} |")
+    after = t.result.tests_after or {}
+    lines += ["", f"Every test that passed before still passes ({after.get('passed', 0)} passed with the fix)."]
+    output = (evidence.get("base_output") or "").strip()
+    if output:
+        tail = "\n".join(output.splitlines()[-25:])
+        lines += ["", "<details><summary>The reproduction's failure at the base</summary>", "", "```",
+                  tail.replace("```", "`\u200b``"), "```", "", "</details>"]
+    if t.verdict and t.verdict.note:
+        lines += ["", f"Reviewer's note ({one_line(t.verdict.who)}): {one_line(t.verdict.note)}"]
+    lines += ["", f"<sub>dgym-tui trial {t.id}, revision {t.revision}; approved by {one_line(t.verdict.who)} "
+              f"at {t.verdict.when}.</sub>", ""]
+    return "\n".join(lines)
 
 
 def _safe_name(task: str) -> str:

@@ -17,7 +17,7 @@ from dgym_tui.batch.result import TrialResult
 from dgym_tui.review import reviews
 
 FORMAT = 1  # docs/run-dir.md
-STATUS_ORDER = {"resolved": 0, "unresolved": 1, "limit": 2, "error": 3}
+STATUS_ORDER = {"resolved": 0, "unresolved": 1, "limit": 2, "no-reproduction": 3, "error": 4}
 
 
 class RunDirError(Exception):

@@ -22,7 +22,8 @@ from dgym_tui.core.safe_text import one_line
 from dgym_tui.review import reviews
 from dgym_tui.review.inbox import STATUS_ORDER, RunDir, Trial
 
-STATUS_STYLE = {"resolved": "bold green", "unresolved": "bold red", "limit": "bold yellow", "error": "bold magenta"}
+STATUS_STYLE = {"resolved": "bold green", "unresolved": "bold red", "limit": "bold yellow", "no-reproduction": "bold cyan",
+                "error": "bold magenta"}
 
 CSS_PATH = Path(__file__).with_suffix(".tcss")
 POLL_SECONDS = 1.0
