@@ -122,3 +122,62 @@ def backend(request) -> str:
     if request.param == "bwrap":
         require_bwrap()
     return request.param
+
+
+# --- nothing of the suite's is left running after it --------------------------------------------------
+#
+# What a test may start and must stop: our containers, Ray's daemons, llama.cpp's server, the pdb
+# shim, the app, tmux sessions named dgym-*. Whatever was running before the suite (a model server
+# of your own) is not counted; what the suite started and left is listed at the end and fails the run.
+
+LEFT_PATTERNS = ("raylet", "gcs_server", "llama-server", "dgym_pdb.py", "bin/dgym-tui", "-m dgym_tui")
+_before_suite: dict[str, set[str]] = {}
+
+
+def running_things() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {"containers": set(), "processes": set(), "tmux sessions": set()}
+    client = docker_engine()
+    if client is not None:
+        try:
+            for c in client.containers.list(all=True, filters={"label": "dgym-tui.app"}):
+                found["containers"].add(f"{c.name} ({c.status})")
+        except Exception:
+            pass
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                command = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if command and any(p in command for p in LEFT_PATTERNS):
+            found["processes"].add(f"{entry}: {command[:160]}")
+    listed = subprocess.run(["tmux", "ls", "-F", "#S"], capture_output=True, text=True) if shutil.which("tmux") else None
+    if listed is not None and listed.returncode == 0:
+        found["tmux sessions"] = {s for s in listed.stdout.split() if s.startswith("dgym-")}
+    return found
+
+
+def pytest_sessionstart(session):
+    _before_suite.update(running_things())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import time
+
+    if not _before_suite or getattr(session.config.option, "collectonly", False):
+        return
+    deadline = time.monotonic() + 30  # a sandbox closing in a thread, a process exiting: given time to go
+    while True:
+        now = running_things()
+        left = {kind: sorted(now[kind] - _before_suite.get(kind, set())) for kind in now}
+        if not any(left.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    if any(left.values()):
+        report = "\n".join(f"  {kind}: {item}" for kind, items in left.items() for item in items)
+        print(f"\nthe suite left these running (each should have been stopped by the test that started it):\n"
+              f"{report}", flush=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -181,7 +181,14 @@ def test_a_worker_that_dies_while_idle_is_replaced(tmp_path, run_log):
 
     def slow_feed():
         yield specs[0]
-        time.sleep(1.5)  # the first worker is dead by the time the second trial is handed out
+        # asked for the next trial: the first one's worker is dying; hand it out once it is dead
+        import multiprocessing
+
+        workers = multiprocessing.active_children()
+        deadline = time.monotonic() + 60
+        while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(w.is_alive() for w in workers), "the worker told to die after its trial is still alive"
         yield specs[1]
 
     pids = []

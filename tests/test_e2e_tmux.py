@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -43,7 +44,7 @@ class Tmux:
     # Named with the test run's pid: several suites may share one tmux server, and a session of
     # the same name is killed first.
     def __init__(self, name: str, command: str, cwd: str, env: dict[str, str]):
-        self.name = name
+        self.name, self.env = name, env
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "140", "-y", "45", "-c", cwd,
@@ -69,7 +70,27 @@ class Tmux:
             if text in screen:
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}")
+        raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}\n{self.last_events()}")
+
+    def last_events(self, count: int = 15) -> str:
+        """The newest session file's last events, one line each: what the app was doing."""
+        home = self.env.get("HOME", "")
+        roots = [self.env.get("DGYM_TUI_DATA_DIR", ""), os.path.join(home, ".local", "share", "dgym-tui") if home else ""]
+        files = [f for root in roots if root for f in glob.glob(os.path.join(root, "sessions", "*", "*.jsonl"))]
+        if not files:
+            return "(no session file to show the last events of)"
+        newest = max(files, key=os.path.getmtime)
+        with open(newest, errors="replace") as fh:
+            lines = fh.read().splitlines()[-count:]
+        shown = []
+        for line in lines:
+            try:
+                event = json.loads(line)
+                shown.append(f"  {event.get('seq')} {event.get('actor')} {event.get('kind')} "
+                             f"{json.dumps(event.get('data'))[:160]}")
+            except ValueError:
+                shown.append(f"  (a torn line) {line[:160]}")
+        return f"the last events of {newest}:\n" + "\n".join(shown)
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
@@ -90,7 +111,6 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
             assert "docker dgym-tui-sandbox" in screen
         tmux.type(":")  # go to line
         tmux.wait_for("go to line")
-        time.sleep(0.3)  # the prompt's input takes the focus on the app's next tick
         tmux.type("76")
         tmux.keys("Enter")
         tmux.wait_for("76         print(format_quote")
@@ -99,12 +119,10 @@ def test_open_break_continue_inspect_quit(installed, example_repo, backend, tmp_
         tmux.type("c")
         tmux.wait_for("stopped at main.py:76 in main")
         tmux.type("!")  # the pdb console
-        time.sleep(0.3)  # focus moves on the app's next tick
         tmux.type("p order.cart.customer.name")
         tmux.keys("Enter")
         tmux.wait_for("'Alice'")
         tmux.keys("Escape")
-        time.sleep(0.3)  # a key right after ESC would read as alt+key, as in any terminal
         tmux.type("q")
         tmux.wait_for("DGYM-EXITED-0", timeout=30)
     finally:
@@ -153,20 +171,17 @@ def test_the_newcomers_path_shows_the_failing_tests_value(installed, tmp_path, b
         tmux.wait_for("go to line")
         tmux.type("4")
         tmux.keys("Enter")
-        time.sleep(0.3)
         tmux.type("b")
         tmux.wait_for("Breakpoint 1 at discount.py:4")
         tmux.type("c")
         screen = tmux.wait_for("stopped at discount.py:4 in total", timeout=120)
         assert "pytest tests/test_discount.py::test_ten_percent_off" in screen  # what is run, said
         tmux.type("!")
-        time.sleep(0.3)
         tmux.type("p subtotal, cut")
         tmux.keys("Enter")
         screen = tmux.wait_for("(150, 150.0)")
         assert "(10, 0.0)" not in screen
         tmux.keys("Escape")
-        time.sleep(0.3)
         tmux.type("q")
         tmux.wait_for("DGYM-EXITED-0", timeout=30)
     finally:
@@ -222,7 +237,6 @@ def test_agent_with_a_model_over_http_and_the_person_approving(installed, tmp_pa
         assert any("Their comment: plainer, please" in (m.get("content") or "")
                    for m in stub_llm.bodies[4]["messages"])
         tmux.keys("Escape")
-        time.sleep(0.3)
         tmux.type("q")
         tmux.wait_for("unapplied changes")  # the fix lives in the sandbox only
         tmux.type("y")
@@ -252,14 +266,16 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
         screen = tmux.wait_for("stopped at tests/test_tally.py:5")
         assert "NOT ISOLATED" in screen
         for _ in range(60):  # one event at a time, to the agent's stop in mean()
-            if "stopped at tally/__init__.py:5" in tmux.screen():
+            screen = tmux.screen()
+            if "stopped at tally/__init__.py:5" in screen:
                 break
+            at = re.search(r"event (\d+)/(\d+)", screen)
+            assert at is not None, screen
             tmux.keys("Right")
-            time.sleep(0.15)
+            tmux.wait_for(f"event {int(at.group(1)) + 1}/{at.group(2)}")  # that one key taken, no more queued
         screen = tmux.wait_for("stopped at tally/__init__.py:5")
         assert "values" in screen and "[2, 4, 6]" in screen  # the variables at that moment
         tmux.keys("Left")
-        time.sleep(0.3)
         tmux.keys("Right")
         tmux.wait_for("stopped at tally/__init__.py:5")
         tmux.type("n")  # acting in a replay is refused, with the way to act
@@ -269,13 +285,11 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
         tmux.wait_for("running…", timeout=60)  # the new sandbox, the program started again
         tmux.wait_for("stopped at tally/__init__.py:5", timeout=60)
         tmux.type("!")
-        time.sleep(0.3)
         tmux.type("p total")
         tmux.keys("Enter")
         tmux.wait_for("(Pdb) p total")  # a live pdb answers
         tmux.wait_for("12")
         tmux.keys("Escape")
-        time.sleep(0.3)
         tmux.type("q")
         tmux.wait_for("DGYM-EXITED-0", timeout=30)
     finally:
@@ -396,7 +410,6 @@ def test_a_real_shaped_repo_opens_at_its_failure_and_shows_the_failing_tests_val
     try:
         tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
         tmux.type("!")  # the pdb console
-        time.sleep(0.3)
         tmux.type(f"b {real.breakpoint}")
         tmux.keys("Enter")
         tmux.wait_for(f"Breakpoint 1 at {real.breakpoint}")
@@ -407,7 +420,6 @@ def test_a_real_shaped_repo_opens_at_its_failure_and_shows_the_failing_tests_val
         tmux.keys("Enter")
         tmux.wait_for(real.value)
         tmux.keys("Escape")
-        time.sleep(0.3)
         tmux.type("q")
         tmux.wait_for("DGYM-EXITED-0", timeout=30)
     finally:
@@ -432,7 +444,6 @@ def test_a_tool_from_the_palette_runs_from_its_form(installed, example_repo, tmp
         tmux.wait_for("Tool: grep…")
         tmux.keys("Enter")
         tmux.wait_for("Run grep:")
-        time.sleep(0.3)
         tmux.type("class OutOfStockError")
         tmux.keys("C-s")
         screen = tmux.wait_for("shopcart/inventory.py", timeout=30)

@@ -157,7 +157,12 @@ Agent(s, ScriptedModel.from_file({str(SCRIPT)!r}), mode="auto", max_steps=20, au
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "SUBMITTING"
-        time.sleep(0.3)  # the decision is fsynced at once; give the writer its moment
+        # killed once the request for approval is on disk (the writer thread puts it there)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+                '"approval_requested"' in line and '"tool":"submit"' in line.replace(" ", "")
+                for line in path.read_text().splitlines()):
+            time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)

@@ -22,6 +22,10 @@ from dgym_tui.ui.app import DgymApp
 from dgym_tui.ui.keys import EscapeThenKey, plain_key
 from dgym_tui.ui.widgets.pdb_console import PdbInput
 
+
+def log_text(app) -> str:
+    return "\n".join(strip.text for strip in app.main.query_one("#pdb-log").lines)
+
 SIZE = (120, 40)
 
 
@@ -213,3 +217,28 @@ async def test_the_key_after_an_escape_a_widget_keeps_still_arrives():
             app.post_message(key)
         # the Input takes the q as text (it does for a q typed alone too), in due course
         await wait_for(pilot, lambda: app.query_one(KeepsEscape).value == "q", timeout=5, what="q typed")
+
+
+# --- keys typed ahead: every one reaches what it was typed for ------------------------------------
+
+
+async def test_keys_typed_ahead_reach_the_prompt_and_the_console(session):
+    """`:76⏎` and `!p 6*7⏎` typed at once — each key already queued when the one before it opens
+    a prompt or moves the focus, as a fast typist's or a script's keys are: none is lost, none
+    lands in the pane that had the focus before."""
+    from dgym_tui.ui.screens.modals import PromptScreen
+
+    def type_at_once(*keys: tuple[str, str | None]) -> None:
+        for key, character in keys:  # posted together, as the terminal's reader does with a burst
+            app.post_message(events.Key(key, character))
+
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        type_at_once(("colon", ":"), ("7", "7"), ("6", "6"), ("enter", None))
+        await wait_for(pilot, lambda: app.main.source.cursor_line == 76 and not isinstance(app.screen, PromptScreen),
+                       what="the cursor on line 76, the prompt closed")
+        type_at_once(("exclamation_mark", "!"), ("p", "p"), ("space", " "), ("6", "6"), ("asterisk", "*"), ("7", "7"),
+                     ("enter", None))
+        await wait_for(pilot, lambda: "(Pdb) p 6*7\n42" in log_text(app), what="pdb's answer to p 6*7 in the console")
+        assert app.main.focused is app.main.query_one(PdbInput)

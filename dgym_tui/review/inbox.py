@@ -254,7 +254,7 @@ class RunDir:
             return sorted(self.trials.values(), key=Trial.sort_key)
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in STATUS_ORDER}
+        out = {s: 0 for s in STATUS_ORDER if s != "no-reproduction"}  # that one only in a run that has it
         out.update(approved=0, rejected=0, undecided=0)
         with self.lock:
             trials = list(self.trials.values())

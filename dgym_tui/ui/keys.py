@@ -6,11 +6,14 @@ one key, alt+q. Nothing binds alt+q: both keys the person typed were lost (Escap
 quit, and the app stayed open). An alt+<key> that nothing on the screen binds is split back into
 escape, then the key.
 
-Escape usually moves the focus (out of the console, where q would be typed in, to where q
-quits), and Textual moves it later (call_later): a key already queued went to the old widget.
-So after an escape, whether split from alt+<key> or typed alone, the keys that follow wait until
-it has taken effect: its binding runs when it bubbles back to the App, and the focus change it
-asks for is queued before them.
+Keys typed ahead wait for the key before them to take effect. A bound key's action runs when
+the key comes back to the App from the focused widget and its parents, and what it asks for (a
+prompt opened, the focus moved: Textual moves it later, call_later) comes after that; meanwhile
+the keys the terminal sent with it in one burst (`:76⏎`, `!p x⏎`, Escape then q) were already
+forwarded to the widget that had the focus, and lost there. So after an escape (split from
+alt+<key> or typed alone) or any key bound where the focus is, the keys that follow are held until
+it has come back (its action ran, its focus change queued before them) or a widget kept it.
+Priority bindings (n s c u d) run at once in the App: nothing waits after them.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def plain_key(key: str) -> str | None:
 
 class EscapeThenKey(App):
     """Use as the App's base: an unbound alt+<key> is escape, then the key; keys typed after an
-    escape wait for it to take effect."""
+    escape or a bound key wait for it to take effect."""
 
     ESCAPE_CHECK = 0.1  # s between looks at an escape that has not come back to the App yet
     ESCAPE_GIVE_UP = 2.0  # s: the held keys go on anyway (never lost, even if something hangs)
@@ -58,6 +61,8 @@ class EscapeThenKey(App):
             await self._send_escape(event, [])
         elif (key := self._split(event)) is not None:
             await self._send_escape(events.Key("escape", ESCAPE), [key])
+        elif event.key in self.screen.active_bindings:
+            await self._send_escape(event, [])  # held like an escape's: its action may move the focus
         else:
             await super().on_event(event)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -23,6 +24,21 @@ MODAL_CSS = """
 .dialog .buttons Button { margin-left: 2; }
 .dialog .hint { color: $text-muted; margin-top: 1; }
 """
+
+
+class TypeAhead:
+    """For a modal screen with fields: a key typed ahead — right after the one that opened it,
+    before its first field had the focus (set once the screen is mounted) — goes to that field
+    rather than to nothing: a quick `:76⏎` or a pasted value is not lost."""
+
+    def on_key(self, event: events.Key) -> None:
+        if self.focused is not None:
+            return
+        target = self.focus_next()  # at once: the keys after this one find it focused
+        if target is not None:
+            event.stop()
+            event.prevent_default()
+            target._forward_event(events.Key(event.key, event.character))
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -54,7 +70,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(answer)
 
 
-class PromptScreen(ModalScreen[str | None]):
+class PromptScreen(TypeAhead, ModalScreen[str | None]):
     """Ask for one line of text (a condition, a line number, an entrypoint). None if cancelled."""
 
     DEFAULT_CSS = MODAL_CSS + "PromptScreen { align: center middle; }"

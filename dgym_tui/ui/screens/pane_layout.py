@@ -96,7 +96,9 @@ class PaneLayout:
             return  # not mounted yet (in the first instants)
         if self.maximized is not None and self.maximized is not target:
             self.minimize()
-        target.focus()
+        # At once, not on the next tick (Widget.focus): keys typed right after this one (`!p x⏎`)
+        # are already queued, and must reach the pane they were typed for.
+        self.set_focus(target)
 
     def _focused_pane(self) -> str | None:
         widget = self.focused

@@ -156,7 +156,8 @@ class ReviewScreen(Screen):
         text.append(f"{one_line(self.run.path.name)} ", style="bold")
         text.append(f"{total} trials  ")
         for status in STATUS_ORDER:
-            text.append(f"{status} {c[status]} ", style=STATUS_STYLE.get(status, ""))
+            if status in c:  # (no-reproduction only in a run that has it)
+                text.append(f"{status} {c[status]} ", style=STATUS_STYLE.get(status, ""))
         text.append(f"│ approved {c['approved']} rejected {c['rejected']} undecided {c['undecided']}")
         if filters:
             text.append(f"  │ showing: {', '.join(filters)} ({len(self.shown)})", style="italic")
@@ -226,8 +227,11 @@ class ReviewScreen(Screen):
             self.app.open_replay(t)
 
     def action_filter_status(self) -> None:
-        i = STATUS_FILTERS.index(self.status_filter)
-        self.status_filter = STATUS_FILTERS[(i + 1) % len(STATUS_FILTERS)]
+        # no-reproduction is offered only in a run that has it (a run of open issues)
+        present = {t.status for t in self.run.trials.values()}
+        cycle = [s for s in STATUS_FILTERS if s != "no-reproduction" or s in present]
+        i = cycle.index(self.status_filter) if self.status_filter in cycle else 0
+        self.status_filter = cycle[(i + 1) % len(cycle)]
         self.redraw()
 
     def action_filter_arm(self) -> None:

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, TextArea
 
 from dgym_tui.core.safe_text import one_line
-from dgym_tui.ui.screens.modals import MODAL_CSS
+from dgym_tui.ui.screens.modals import MODAL_CSS, TypeAhead
 
 CODE_ARGUMENTS = ("new_code",)  # edited in a code editor, several lines
 
@@ -27,7 +27,7 @@ def kinds(schema: dict) -> list[str]:
     return [k for k in ([kind] if isinstance(kind, str) else kind) if k != "null"] or ["string"]
 
 
-class ToolFormScreen(ModalScreen[dict | None]):
+class ToolFormScreen(TypeAhead, ModalScreen[dict | None]):
     AUTO_FOCUS = "#tool-fields Input, #tool-fields TextArea, #tool-fields Checkbox"
 
     DEFAULT_CSS = MODAL_CSS + """
