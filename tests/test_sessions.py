@@ -320,6 +320,30 @@ async def test_end_and_take_over_pressed_while_a_big_file_is_still_read_wait_for
     assert read_session(written).header["upto"] == whole.events[-1].seq
 
 
+async def test_forward_pressed_while_a_big_file_is_still_read_steps_once_it_is(tally, tmp_path, monkeypatch):
+    """→ pressed at the first stop before the rest of the file is read (the next event is not in
+    the part read yet) is taken once it is: one event on, not dropped (a tmux test pressed it as
+    soon as the stop showed, and the replay stayed where it was)."""
+    from dgym_tui.ui import replay_control as replay_ui
+    from dgym_tui.ui.app import DgymApp
+
+    path = tmp_path / "s.jsonl"
+    record(tally, path)
+    first = read_session(path, until="stop")
+    assert not first.complete
+    monkeypatch.setattr(replay_ui, "READ_REST_AFTER", 1.5)  # the key surely comes first
+    app = DgymApp(recording=first)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await wait_for(pilot, lambda: app.main.state.stop is not None, what="the replay at its first stop")
+        replayer = app.replay.replayer
+        at_stop = replayer.position
+        assert replayer.next_position() is None  # what follows the stop is not read yet
+        await pilot.press("right")
+        assert replayer.position == at_stop
+        await wait_for(pilot, lambda: app.replay.recording.complete, what="the rest of the file read")
+        assert replayer.position == replayer.frames[replayer.frames.index(at_stop) + 1]
+
+
 async def test_replay_plays_and_the_demo_session_replays(tmp_path):
     from dgym_tui.core.replayer import Replayer
     from dgym_tui.demo import demo_session

@@ -93,6 +93,7 @@ class ReplayControl:
         # once it is, rather than at the part read so far or not at all.
         self._at_end_when_loaded = False
         self._take_over_when_loaded: tuple[bool | None] | None = None
+        self._steps_when_loaded = 0  # → pressed at the end of the part read so far
 
     @property
     def main(self):
@@ -146,6 +147,9 @@ class ReplayControl:
         if self._at_end_when_loaded:
             self._at_end_when_loaded = False
             self.seek(len(self.replayer.events))
+        steps, self._steps_when_loaded = self._steps_when_loaded, 0
+        for _ in range(steps):
+            self.step(1)
         if self._take_over_when_loaded is not None:
             (with_agent,), self._take_over_when_loaded = self._take_over_when_loaded, None
             self.take_over(with_agent)
@@ -171,12 +175,14 @@ class ReplayControl:
         target = self.replayer.next_position() if direction > 0 else self.replayer.previous_position()
         if target is not None:
             self.seek(target)
+        elif direction > 0 and not self.recording.complete:
+            self._steps_when_loaded += 1  # the next event is in the part still being read
 
     def toggle_play(self) -> None:
         if self.replayer.playing:
             self.pause()
         else:
-            if self.replayer.next_position() is None:
+            if self.replayer.next_position() is None and self.recording.complete:
                 self.seek(0)  # at the end: play from the start
             self.replayer.playing = True
             self._tick()
@@ -193,6 +199,9 @@ class ReplayControl:
         if not self.replayer.playing:
             return
         target = self.replayer.next_position()
+        if target is None and not self.recording.complete:
+            self._timer = self.app.set_timer(1 / self.replayer.speed, self._tick)  # the rest is being read
+            return
         if target is None:
             self.pause()
             return

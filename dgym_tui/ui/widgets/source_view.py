@@ -48,8 +48,16 @@ class SourceViewPrompt(Input):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=False)]
 
     def action_cancel(self) -> None:
-        source_view = next(a for a in self.ancestors if isinstance(a, SourceView))
-        source_view.close_prompt(cancel=True)
+        self._source_view.close_prompt(cancel=True)
+
+    async def action_submit(self) -> None:
+        # Done here, as the Enter key is handled, not in a Submitted message handled later: a key
+        # typed right after Enter (`:4⏎b`) then finds the cursor moved and the source focused.
+        self._source_view.submit_prompt(self.value)
+
+    @property
+    def _source_view(self) -> SourceView:
+        return next(a for a in self.ancestors if isinstance(a, SourceView))
 
 
 class SourceView(ScrollView, can_focus=True):
@@ -302,7 +310,7 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt_bar.remove_class("-open", "-no-match")
         self._update_virtual_size()
         if refocus:
-            self.focus()
+            self.screen.set_focus(self)  # at once: the keys typed next are the source view's
         self.refresh()
 
     # ------------------------------------------------------------------ actions
@@ -374,19 +382,18 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt_bar.set_class(bool(event.value) and not self.model.matches, "-no-match")
         self.refresh()
 
-    @on(Input.Submitted)
-    def _prompt_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        mode, value = self._prompt, event.value.strip()
+    def submit_prompt(self, value: str) -> None:
+        """Enter in the prompt: go to the line, or search."""
+        mode = self._prompt
         if mode == "goto":
             self.close_prompt()
-            if value.isdigit():
-                self.goto_line(int(value))
+            if value.strip().isdigit():
+                self.goto_line(int(value.strip()))
         elif mode == "search":
             previous = self._saved_search[0] if self._saved_search else ""
             self._saved_search = None
             self.close_prompt()
-            query = event.value or previous  # an empty search repeats the last one
+            query = value or previous  # an empty search repeats the last one (spaces kept: they are searched)
             if query:
                 self.model.query = query
                 self.model.find_all()
