@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from dgym_tui.agent.approval import Answer, ApprovalGate
-from dgym_tui.agent.loop import TRIMMED, Agent
+from dgym_tui.agent.history import TRIMMED
+from dgym_tui.agent.loop import Agent
 from dgym_tui.agent.policy import Policy, Rule
 from dgym_tui.agent.scripted import ScriptedModel
 from dgym_tui.core import events as ev

@@ -368,7 +368,7 @@ def test_debug_gym_prompts_carry_the_trimmed_text_the_agent_sent(tmp_path):
     log = json.loads(export(load(path), "debug-gym"))["log"][1:]
     prompts = [s["prompt_response_pairs"][0]["prompt"] for s in log if "prompt_response_pairs" in s]
     assert prompts == [r["messages"] for r in run.sent[:len(prompts)]]  # exactly what the model was sent
-    from dgym_tui.agent.loop import TRIMMED
+    from dgym_tui.agent.history import TRIMMED
 
     assert any(m.get("content") == TRIMMED for m in prompts[-1])
 

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from dgym_tui.agent.approval import Answer
-from dgym_tui.agent.loop import LOOPED, SAME_RESULT, Agent
+from dgym_tui.agent.loop import LOOPED, Agent
+from dgym_tui.agent.repeats import SAME_RESULT
 from dgym_tui.agent.policy import Policy
 from dgym_tui.agent.scripted import ScriptedModel
 from dgym_tui.agent.text_actions import compact_listing, instructions, parse_action

@@ -10,24 +10,22 @@ answers to the calls that wait (`answer`).
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 
 from dgym_tui.agent.approval import Answer
 from dgym_tui.agent.calls import CallHandler
+from dgym_tui.agent.history import fit_to_window
 from dgym_tui.agent.model import Model, ModelCancelled, ModelError, ModelReply, ReplyCut, ToolCall
 from dgym_tui.agent.policy import Policy
 from dgym_tui.agent.probe import probe_once, refuses_tools
 from dgym_tui.agent.prompts import TEXT_SYSTEM_PROMPT, system_prompt, task_from_tests, workflow
+from dgym_tui.agent.repeats import RepeatGuard
 from dgym_tui.agent import text_actions
 from dgym_tui.core import events as ev
 from dgym_tui.core.describe import Describer
 from dgym_tui.core.events import AGENT, HUMAN
 
-TRIMMED = "[this old observation was trimmed to keep the conversation within the model's context window]"
-KEEP_RECENT = 4             # the newest tool observations are trimmed last
-PROTECTED = ("system", "task", "person", "hint")  # never trimmed
 PERSON_NOTES_CAP = 4000     # characters of "what the person did" per step
 NUDGE = ("You replied without calling a tool. Call one of the tools to go on, or `submit` when the "
          "bug is fixed.")
@@ -35,12 +33,8 @@ AUTO_NUDGE = NUDGE + (" If you cannot call tools, write the call as " + text_act
 TOOL_FORMATS = ("native", "json", "text", "auto")
 AS_TEXT = ("json", "text")  # the formats in which the model writes its action in its reply
 SILENT_SWITCH = 2           # auto: native replies in a row without a tool call before text actions
-REPEATS_STUCK = 3           # the same reply (or call with the same result) this often within
-REPEAT_WINDOW = 6           # ... this many steps: stuck (a model may go round a cycle of two calls)
 LOOP_CHECK_EVERY = 200      # characters streamed between two looks for a reply going round in circles
 LOOPED = "[the reply went on repeating itself from here, and was cut off]"
-SAME_RESULT = ("(the same call and result as at step {step}: calling it again tells you nothing new; "
-               "try another action)")
 # what the person did that the agent is told of, and how much of its detail
 PERSON_KINDS = {"pdb_input", "pdb_output", "breakpoints", "checkpoint", "restored", "tests", "tool_result"}
 PERSON_DETAIL = {"checkpoint": 1500, "tests": 0}
@@ -104,8 +98,7 @@ class Agent:
         if self.resume_from is not None and getattr(resume, "tool_format", "native") in AS_TEXT:
             self.format = resume.tool_format  # a switch is for the rest of the session
         self._silent = 0                      # native replies in a row without a tool call
-        self._repeats: list = []              # what the last steps did, for the stuck check
-        self._results: list[tuple] = []       # (step, call, observation) of the recent calls, to spot a repeat
+        self._repeats = RepeatGuard()         # the same thing done again (agent/repeats.py)
         self.stuck = ""                       # why the model was judged stuck, if it was
         self._describer = Describer()         # the person's acts in words, as every view says them
 
@@ -298,22 +291,7 @@ class Agent:
             return None
         except ModelError as e:
             self.step -= 1  # the step did not happen: a retry asks again
-            if self.tool_format == "auto" and self.format == "native" and refuses_tools(e):
-                self._switch(f"the provider refused tools ({e})")
-                return None
-            if self.format == "json" and e.kind == "bad_request" and text_actions.refuses_schema(str(e)):
-                self._switch(f"the server takes no schema for replies ({e})", to="text")
-                return None
-            self.session.events.emit(ev.Error(message=f"the model failed: {e}"), AGENT)
-            if e.kind == "context_window" and self.context_window is None:
-                self.context_window = max(2048, self.model.count_tokens(prompt) // 2)  # trim harder next time
-            if self.on_model_error == "stop" or e.kind == "script_over":
-                self.outcome = "error"
-                self._stop.set()
-            else:
-                with self._resume:
-                    self._paused = True
-                self._status("error", f"{e} — resume to try again")
+            self._model_failed(e, prompt)
             return None
         switched = ""
         if self.format == "native" and self.tool_format == "auto" and not reply.tool_calls \
@@ -338,6 +316,24 @@ class Agent:
             self._switch(switched)
         self._status("running", "")
         return reply
+
+    def _model_failed(self, e: ModelError, prompt: list[dict]) -> None:
+        """A provider's error: another tool format where the provider refuses this one; else say
+        it, and pause (the person may retry) or stop (headless)."""
+        if self.tool_format == "auto" and self.format == "native" and refuses_tools(e):
+            return self._switch(f"the provider refused tools ({e})")
+        if self.format == "json" and e.kind == "bad_request" and text_actions.refuses_schema(str(e)):
+            return self._switch(f"the server takes no schema for replies ({e})", to="text")
+        self.session.events.emit(ev.Error(message=f"the model failed: {e}"), AGENT)
+        if e.kind == "context_window" and self.context_window is None:
+            self.context_window = max(2048, self.model.count_tokens(prompt) // 2)  # trim harder next time
+        if self.on_model_error == "stop" or e.kind == "script_over":
+            self.outcome = "error"
+            self._stop.set()
+        else:
+            with self._resume:
+                self._paused = True
+            self._status("error", f"{e} — resume to try again")
 
     def _streamer(self):
         """The reply's text as it streams: to the transcript, and cut short (ReplyCut) once a text
@@ -375,23 +371,9 @@ class Agent:
         self.session.events.emit(ev.ModelRetry(attempt=attempt, wait_s=wait_s, reason=reason), AGENT)
 
     def _prompt(self) -> tuple[list[dict], list[int]]:
-        """The history to send, old observations trimmed to fit the window (never the system
-        prompt, the task, or anything the person said)."""
-        messages = list(self.messages)
+        """The history to send, old observations trimmed to fit the window (agent/history.py)."""
         window = self.context_window or _safe(self.model.context_window)
-        if not window:
-            return messages, []
-        budget = int(window * 0.8)
-        tools = [i for i, origin in enumerate(self.origins) if origin == "tool"]
-        # oldest first; the newest few only when the old ones are not enough, the last never
-        candidates = tools[:-KEEP_RECENT] + tools[-KEEP_RECENT:-1] if len(tools) > 1 else []
-        trimmed: list[int] = []
-        while candidates and self.model.count_tokens(messages) > budget:
-            i = candidates.pop(0)
-            if messages[i].get("content") != TRIMMED:
-                messages[i] = {**messages[i], "content": TRIMMED}
-                trimmed.append(i)
-        return messages, trimmed
+        return fit_to_window(self.messages, self.origins, window, self.model.count_tokens)
 
     # --- one tool call ------------------------------------------------------------------------
 
@@ -449,12 +431,8 @@ class Agent:
         if call.name == "edit" and handled.executed and handled.ok:
             self.edits += 1
         observation = handled.observation
-        if handled.origin == "tool" and not _moves(call.name, call.raw_arguments, observation):
-            again = (call.name, call.raw_arguments, _same(observation))
-            earlier = next((step for step, *seen in reversed(self._results) if tuple(seen) == again), None)
-            self._results = [*self._results, (self.step, *again)][-REPEAT_WINDOW:]
-            if earlier is not None:
-                observation = f"{observation}\n{SAME_RESULT.format(step=earlier)}"
+        if handled.origin == "tool":
+            observation = self._repeats.note_result(self.step, call.name, call.raw_arguments, observation)
         self._tool_message(call, (note + "\n" if note else "") + observation, handled.origin)
         return handled
 
@@ -520,33 +498,13 @@ class Agent:
     # --- a stuck model --------------------------------------------------------------------------
 
     def _stuck(self, reply: ModelReply, done: list) -> bool:
-        """The same reply without a call, the same failing call, or the same call getting the
-        same result, REPEATS_STUCK times within the last REPEAT_WINDOW steps."""
-        failed = tuple((name, raw, _same(seen)[:200]) for ok, name, raw, seen in done if not ok)
-        # a call is judged by the call and what it got back, whatever the words around it
-        if failed:
-            key, what = ("failed", failed), "the same failing call"
-        elif done and not any(_moves(name, raw, seen) for _ok, name, raw, seen in done):
-            key, what = ("same", tuple((name, raw, _same(seen)) for _ok, name, raw, seen in done)), \
-                "the same call and result"
-        elif done:  # `c` to the same breakpoint again: the program moved on
-            key, what = ("moved", self.step), ""
-        else:
-            key, what = ("text", " ".join(reply.text.split())), "the same reply"
-        self._repeats = [*self._repeats, key][-REPEAT_WINDOW:]
-        if self._repeats.count(key) < REPEATS_STUCK:
-            return False
-        shown = (done[0][1] if done else "") or " ".join(reply.text.split())[:40] or "(empty)"
-        if done and done[0][2] not in ("", "{}"):
-            shown = f"{shown} {done[0][2][:40]}"
-        advice = ("it may not support tool calls: try --tool-format text" if self.format == "native" and not done
-                  else "it may be too small for this task, or need a hint")
-        self.stuck = f"the model repeats itself ({what}): {shown!r} ×{REPEATS_STUCK} — {advice}"
-        return True
+        """The same reply, failing call or call and result too often of late (agent/repeats.py)."""
+        self.stuck = self._repeats.stuck(self.step, reply.text, done, native=self.format == "native")
+        return bool(self.stuck)
 
     def _wait_stuck(self) -> bool:
         """Headless: end here. In the app: pause; the person may resume after a hint. False: end."""
-        self._repeats = []
+        self._repeats.forget()
         self.outcome = "limit"
         if self.auto_answer is not None:
             self._status("limit", self.stuck)
@@ -606,30 +564,6 @@ class Agent:
         self.session.events.emit(ev.AgentStatus(state=state, mode=self.mode, step=self.step, tokens=self.tokens,
                                                 cost=self.cost, reason=reason, max_steps=self.max_steps,
                                                 max_cost=self.max_cost), AGENT)
-
-
-MOVES = {"c", "cont", "continue", "n", "next", "s", "step", "r", "return", "unt", "until", "j", "jump",
-         "restart", "run", "back"}
-
-
-def _moves(tool: str, raw_arguments: str, observation: str) -> bool:
-    """A pdb command that moves the program on: the same words may well get the same answer (a
-    breakpoint in a loop) while the program's state has changed. Not so when it started the
-    program again: the same answer then is the same run."""
-    if tool != "pdb" or "Starting the program again" in observation:
-        return False
-    try:
-        import json
-
-        command = str(json.loads(raw_arguments or "{}").get("command", ""))
-    except (ValueError, AttributeError):
-        return False
-    return (command.split() or [""])[0] in MOVES
-
-
-def _same(observation: str) -> str:
-    """An observation as compared with an earlier one: the objects' addresses aside."""
-    return re.sub(r"0x[0-9a-fA-F]{4,}", "0x…", observation)
 
 
 def _safe(fn):

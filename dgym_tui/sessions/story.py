@@ -356,7 +356,7 @@ class _Reader:
         story.message_ts.append(event.ts)
 
     def _model_request(self, event, d: ev.ModelRequest) -> None:
-        from dgym_tui.agent.loop import TRIMMED
+        from dgym_tui.agent.history import TRIMMED
 
         self.trimmed.update(d.trimmed)
         prompt = list(self.story.messages[:d.upto])
