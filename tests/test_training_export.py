@@ -178,6 +178,26 @@ def test_no_key_and_no_machine_path_is_in_any_export(run, tmp_path):
             assert "[redacted]" in text, fmt
 
 
+def test_a_key_of_a_known_shape_is_redacted_where_no_variable_holds_it(run, tmp_path):
+    """A user who exports without the key in their environment (another shell, another machine)
+    still does not publish the key the agent read in the repo: its shape gives it away."""
+    from dgym_tui.review.training import REDACTED, redact
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "MY_SERVICE_TOKEN")}
+    out = tmp_path / "sft.jsonl"
+    done = subprocess.run([shutil.which("dgym-tui"), "export", str(run.path), "--format", "sft", "-o", str(out)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert SECRET not in text and f"OPENAI_API_KEY={REDACTED}" in text
+    shapes = ["ghp_" + "a1B2" * 9, "github_pat_" + "x9" * 20, "hf_" + "Qw3" * 11, "AKIA" + "ABCD2345EFGH6789",
+              "AIza" + "S" * 35, "xoxb-1234567890-abcdef", "sk-ant-api03-" + "k" * 30]
+    for shape in shapes:
+        assert redact(json.dumps({"content": f"token {shape} here"}), []) == \
+            json.dumps({"content": f"token {REDACTED} here"}), shape
+    assert redact('"skip-this, task-list, hf_x"', []) == '"skip-this, task-list, hf_x"'  # words, not keys
+
+
 def test_not_a_run_dir_is_one_line(tmp_path):
     done = subprocess.run([shutil.which("dgym-tui"), "export", str(tmp_path), "--format", "sft"],
                           capture_output=True, text=True, timeout=60)

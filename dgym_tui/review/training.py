@@ -37,6 +37,12 @@ ONLY = ("all", "resolved", "approved", "unresolved")
 NOT_RESOLVED = ("unresolved", "limit")  # scored, and the patch does not resolve the task
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)S?$|^AWS_|_AUTH$", re.IGNORECASE)
 REDACTED = "[redacted]"
+# Well-known shapes of keys and tokens, redacted wherever they are (a key in the repo that the
+# agent read, where no variable of the exporting environment holds it): OpenAI and Anthropic
+# (sk-…), GitHub (ghp_…, github_pat_…), Hugging Face (hf_…), AWS access key ids, Google API keys,
+# Slack tokens.
+KEY_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+                        r"|hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|xox[abprs]-[A-Za-z0-9-]{10,})")
 
 
 class TrainingExportError(Exception):
@@ -235,13 +241,14 @@ def secrets(environ=None) -> list[str]:
 
 
 def redact(line: str, hidden: list[str]) -> str:
-    """A JSON line with every hidden value replaced, as written and as JSON escapes it."""
+    """A JSON line with every hidden value replaced, as written and as JSON escapes it, and
+    every value shaped like a well-known key."""
     for value in hidden:
         line = line.replace(value, REDACTED)
         escaped = json.dumps(value)[1:-1]
         if escaped != value:
             line = line.replace(escaped, REDACTED)
-    return line
+    return KEY_SHAPES.sub(REDACTED, line)
 
 
 # --- the formats -----------------------------------------------------------------------------
