@@ -134,6 +134,15 @@ LEFT_PATTERNS = ("raylet", "gcs_server", "llama-server", "dgym_pdb.py", "bin/dgy
 _before_suite: dict[str, set[str]] = {}
 
 
+def process_command(pid: int | str) -> str:
+    """A process's command line, or "" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
 def running_things() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {"containers": set(), "processes": set(), "tmux sessions": set()}
     client = docker_engine()
@@ -147,11 +156,7 @@ def running_things() -> dict[str, set[str]]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
             continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                command = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
+        command = process_command(entry)
         if command and any(p in command for p in LEFT_PATTERNS):
             found["processes"].add(f"{entry}: {command[:160]}")
     listed = subprocess.run(["tmux", "ls", "-F", "#S"], capture_output=True, text=True) if shutil.which("tmux") else None

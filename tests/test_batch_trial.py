@@ -324,13 +324,10 @@ def _our_processes_left(before: set[str]) -> list[str]:
         except OSError:
             continue
         if "/dgym-tui-" in cwd and cwd.split("/repo")[0] not in before:
+            from conftest import process_command
+
             pid = link.split("/")[2]
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                command = "?"
-            left.append(f"{pid} in {cwd}: {command}")
+            left.append(f"{pid} in {cwd}: {process_command(pid) or '?'}")
     return left
 
 

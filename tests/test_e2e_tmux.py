@@ -64,13 +64,7 @@ class Tmux:
         subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; the screen shows:\n{self.screen()}\n{self.last_events()}")
+        return self.wait_until(lambda screen: text in screen, repr(text), timeout)
 
     def wait_until(self, condition, what: str, timeout: float = 60) -> str:
         """The screen once condition(screen) holds."""
@@ -80,7 +74,7 @@ class Tmux:
             if condition(screen):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{what} never came; the screen shows:\n{self.screen()}\n{self.last_events()}")
+        raise AssertionError(f"{what} never appeared; the screen shows:\n{self.screen()}\n{self.last_events()}")
 
     def last_events(self, count: int = 15) -> str:
         """The newest session file's last events, one line each: what the app was doing."""
@@ -256,6 +250,12 @@ def test_agent_with_a_model_over_http_and_the_person_approving(installed, tmp_pa
     assert tree_hash(repo) == before
 
 
+def replay_position(screen: str) -> str | None:
+    """The event the replay's timeline says it is at."""
+    at = re.search(r"event (\d+)/", screen)
+    return at.group(1) if at else None
+
+
 def test_replay_a_saved_session_and_take_over(installed, tmp_path):
     """`dgym-tui run` saves a session; `dgym-tui replay` shows it read-only, moves back and
     forth, and `enter` takes over: a live session where the replay stood."""
@@ -279,13 +279,12 @@ def test_replay_a_saved_session_and_take_over(installed, tmp_path):
             screen = tmux.screen()
             if "stopped at tally/__init__.py:5" in screen:
                 break
-            at = re.search(r"event (\d+)/", screen)
+            at = replay_position(screen)
             assert at is not None, screen
             tmux.keys("Right")
             # that one key taken before the next is sent (bookkeeping events are skipped over, and
             # the total grows as the file is read: only the position's change is waited for)
-            tmux.wait_until(lambda shown: re.search(r"event (\d+)/", shown) and
-                            re.search(r"event (\d+)/", shown).group(1) != at.group(1), "the next event")
+            tmux.wait_until(lambda shown: replay_position(shown) not in (None, at), "the next event")
         screen = tmux.wait_for("stopped at tally/__init__.py:5")
         assert "values" in screen and "[2, 4, 6]" in screen  # the variables at that moment
         tmux.keys("Left")

@@ -227,9 +227,8 @@ class ReviewScreen(Screen):
             self.app.open_replay(t)
 
     def action_filter_status(self) -> None:
-        # no-reproduction is offered only in a run that has it (a run of open issues)
-        present = {t.status for t in self.run.trials.values()}
-        cycle = [s for s in STATUS_FILTERS if s != "no-reproduction" or s in present]
+        counts = self.run.counts()  # it holds no-reproduction only in a run that has it (open issues)
+        cycle = [s for s in STATUS_FILTERS if s is None or s in counts]
         i = cycle.index(self.status_filter) if self.status_filter in cycle else 0
         self.status_filter = cycle[(i + 1) % len(cycle)]
         self.redraw()

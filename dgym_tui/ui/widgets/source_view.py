@@ -387,8 +387,9 @@ class SourceView(ScrollView, can_focus=True):
         mode = self._prompt
         if mode == "goto":
             self.close_prompt()
-            if value.strip().isdigit():
-                self.goto_line(int(value.strip()))
+            line = value.strip()
+            if line.isdigit():
+                self.goto_line(int(line))
         elif mode == "search":
             previous = self._saved_search[0] if self._saved_search else ""
             self._saved_search = None
