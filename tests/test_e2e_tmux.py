@@ -74,7 +74,12 @@ class Tmux:
             if condition(screen):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{what} never appeared; the screen shows:\n{self.screen()}\n{self.last_events()}")
+        # What the app was doing first, then the console and status lines, then the whole screen:
+        # a CI log that keeps only the start of a long failure still says why.
+        screen = self.screen()
+        bottom = "\n".join(screen.rstrip("\n").splitlines()[-12:])
+        raise AssertionError(f"{what} never appeared; {self.last_events()}\nthe screen's last lines:\n{bottom}\n"
+                             f"the whole screen:\n{screen}")
 
     def last_events(self, count: int = 15) -> str:
         """The newest session file's last events, one line each: what the app was doing."""

@@ -201,6 +201,33 @@ async def test_first_frame_comes_before_the_sandbox_is_ready(session):
         assert bar.query_one("#sb-isolation").display  # NOT ISOLATED, in red
 
 
+async def test_a_go_to_line_typed_before_the_stops_file_is_shown_lands_there_once_it_is(session, monkeypatch):
+    """`:76⏎` typed as soon as the first stop is announced, while its file is still being read
+    from the sandbox (slow on a busy machine), goes to line 76 when the file comes: a tmux test
+    saw the file's arrival put the cursor back on the current line, 1."""
+    import threading
+
+    gate = threading.Event()
+    read = Session._read_source
+
+    def read_late(self, path, actor):
+        gate.wait(30)
+        return read(self, path, actor)
+
+    monkeypatch.setattr(Session, "_read_source", read_late)
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.main
+        await wait_for(pilot, lambda: screen.state.stop is not None, timeout=START_TIMEOUT, what="the stop announced")
+        assert screen.source.path is None  # its file is still on its way
+        await pilot.press(":", "7", "6", "enter")
+        gate.set()
+        await wait_for(pilot, lambda: screen.source.path == "main.py", what="main.py shown")
+        await pilot.pause()
+        assert (screen.source.cursor_line, screen.source.current_line) == (76, 1)
+        assert "print(format_quote" in drawn_line(screen.source, 76)
+
+
 def stop_at_main(name: str) -> ev.Event:
     """A stop at main.py:1 with one local, `name`, fed to the screen as the session would."""
     return ev.Event(seq=10_000, ts=0.0, actor=ev.SYSTEM, data=ev.Stop(

@@ -13,5 +13,19 @@ async def wait_for(pilot, condition, timeout: float = 20.0, what: str = "conditi
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}{what_the_session_did(pilot.app)}")
         await pilot.pause(0.05)
+
+
+def what_the_session_did(app, count: int = 12) -> str:
+    """The app's session's state and its last events, one line each: why a wait ran out."""
+    import json
+
+    session = getattr(app, "session", None)
+    if session is None:
+        return ""
+    lines = [f"; the session is {session.state.program}" + (f" ({session.state.error})" if session.state.error else "")
+             + ", its last events:"]
+    for event in session.events.history[-count:]:
+        lines.append(f"  {event.seq} {event.actor} {event.kind} {json.dumps(event.data.to_dict(), default=str)[:160]}")
+    return "\n".join(lines)

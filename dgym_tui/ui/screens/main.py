@@ -270,6 +270,9 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
         self._stale.discard(path)
         source = self.source
         self.show_message(None)
+        # `:76⏎` typed as soon as the stop was announced, before its file arrived, goes there once
+        # it is shown (over the current line the load puts the cursor on).
+        line = line or source.take_waiting_line()
         if source.path != path or self._shown_sha != sha or sha is None:
             source.load(path, text)
             self._shown_sha = sha

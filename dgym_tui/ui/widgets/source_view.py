@@ -169,6 +169,7 @@ class SourceView(ScrollView, can_focus=True):
         self._prompt: Literal["search", "goto"] | None = None
         self._saved_search: tuple[str, int | None, int, int] | None = None
         self._pending_scroll: tuple[int, bool] | None = None
+        self._waiting_line: int | None = None  # a go-to typed before any file was shown
         self._frame: tuple[Style, int] | None = None  # the widget's style and width while a frame renders
         # The bottom prompt (`/` search, `:` go to line), mounted just after the first frame:
         # an Input and its parts cost that frame ~10 ms of styling, for a prompt not yet shown.
@@ -212,6 +213,7 @@ class SourceView(ScrollView, can_focus=True):
     def load(self, path: str, text: str) -> None:
         """Show `text` as the content of `path`. Reloading the same path keeps cursor and scroll."""
         same_file = path == self.model.path
+        self._waiting_line = None
         self.highlighter.load(path)
         self.model.load(path, text)
         self._update_virtual_size()
@@ -253,10 +255,20 @@ class SourceView(ScrollView, can_focus=True):
         self._refresh_rows(old_row, self.model.current_row)
 
     def goto_line(self, line: int) -> None:
-        """Move the cursor to `line` (1-based, clamped), centering it if it was off screen."""
+        """Move the cursor to `line` (1-based, clamped), centering it if it was off screen.
+        Before any file is shown (the first stop's file still on its way) the line waits for
+        it: `take_waiting_line`."""
+        if self.model.path is None:
+            self._waiting_line = line
+            return
         row = self._clamp(line - 1)
         self._set_cursor(row)
         self._scroll_to_row(row, center=True)
+
+    def take_waiting_line(self) -> int | None:
+        """The line of a go-to made before any file was shown (once), else None."""
+        line, self._waiting_line = self._waiting_line, None
+        return line
 
     def search(self, query: str, *, backwards: bool = False) -> bool:
         """Highlight `query` (smart case) and move the cursor to the next match after it."""
