@@ -39,6 +39,12 @@ from dgym_tui.sandbox.repo_copy import collect_files, write_tar
 TEMP_PREFIX = "dgym-tui-"
 OWNER_FILE = "owner.json"
 DEFAULT_PIDS = 512
+# One fork at a time in this process, across all sandboxes. A fork that runs Python's at-fork
+# handlers (a preexec_fn, pexpect's forkpty) can give up the GIL inside them, and filelock's
+# handlers (litellm, Ray and huggingface_hub import it) then make any other thread's forkpty fail:
+# "RuntimeError: os.forkpty is unsafe while filelock is changing descriptor ownership". Batch
+# trials in CI ended `error` that way, pdb never started.
+FORKING = threading.Lock()
 
 
 def _start_time(pid: int) -> str | None:
@@ -248,7 +254,7 @@ class LocalSandbox(Sandbox):
         argv, env = self._command(argv, workdir, self._env(), tty=False)
         # Its own session, so a timeout can kill the command and everything it started.
         try:
-            with self._starting:
+            with self._starting, FORKING:
                 proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         start_new_session=True, preexec_fn=self._preexec(tty=False))
@@ -284,7 +290,7 @@ class LocalSandbox(Sandbox):
         self._check_alive()
         workdir = self._cwd(cwd)
         argv, full_env = self._command(list(argv), workdir, self._env(env), tty=True)
-        with self._starting:
+        with self._starting, FORKING:
             child = pexpect.spawn(argv[0], list(argv[1:]), cwd=workdir, env=full_env,
                                   dimensions=(rows, cols), encoding="utf-8", codec_errors="replace",
                                   echo=False, preexec_fn=self._preexec(tty=True))

@@ -29,7 +29,10 @@ from pathlib import Path
 import pytest
 
 # A busy machine (2 cores shared) can take longer than the default 30 s to start a node's agents.
-RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_raylet_start_wait_time_s": "120"}
+# Auth said outright, the same for every node and driver: unset, Ray turns token auth on for a
+# head that finds ~/.ray/auth_token (any earlier local ray.init() writes one) but not for a node
+# joining it, whose `ray start` then fails with InvalidAuthToken.
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_raylet_start_wait_time_s": "120", "RAY_AUTH_MODE": "disabled"}
 
 
 def free_port() -> int:

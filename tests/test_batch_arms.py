@@ -59,7 +59,7 @@ def run_arm(tmp_path, stub, arm: Arm, tool_format: str, script: list[dict]) -> d
 @pytest.mark.parametrize("tool_format", ["native", "json", "text"])
 def test_a_no_pdb_arm_tells_the_model_nothing_of_pdb(tmp_path, stub_llm, tool_format):
     result = run_arm(tmp_path, stub_llm, NO_PDB, tool_format, LOOK_THEN_FIX)
-    assert result["status"] == "resolved", result
+    assert result["status"] == "resolved", json.dumps(result, default=str)
     assert result["tool_calls"] == {"listdir": 1, "view": 1, "grep": 1, "eval": 1, "bash": 1, "edit": 1, "submit": 1}
     sent = everything_sent(stub_llm)
     assert len(stub_llm.requests) == len(LOOK_THEN_FIX)
@@ -106,7 +106,7 @@ def test_a_tool_is_given_after_n_edits_and_the_session_says_so(tmp_path, stub_ll
     spec = TrialSpec(task=task, arm=arm, attempt=1, model="openai/stub", api_base=stub_llm.url, sandbox="local",
                      yes=True, tool_format="native", env={"OPENAI_API_KEY": "sk-test-not-real"})
     out = run_trial(spec)
-    assert out.result["status"] == "resolved", out.result
+    assert out.result["status"] == "resolved", json.dumps(out.result, default=str)
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
         f.write(out.session)
         f.flush()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_docker
-from ray_cluster import ray_cluster  # noqa: F401  (fixture)
+from ray_cluster import RAY_ENV, ray_cluster  # noqa: F401  (fixture)
 from stub_llm_server import StubLLMServer
 
 from dgym_tui.batch import run_dir as rd
@@ -68,7 +68,7 @@ def batch(tasks: Path, out: Path, url: str, *extra: str) -> list[str]:
 
 
 def driver_env(address: str) -> dict:
-    return {**os.environ, "RAY_ADDRESS": address, "OPENAI_API_KEY": KEY, "RAY_USAGE_STATS_ENABLED": "0"}
+    return {**os.environ, **RAY_ENV, "RAY_ADDRESS": address, "OPENAI_API_KEY": KEY}
 
 
 def containers_of(client, pids: set[int]) -> list[str]:

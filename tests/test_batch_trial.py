@@ -50,7 +50,7 @@ def test_swe_instance_resolved_and_its_hidden_test_never_seen(tmp_path):
     out = run_trial(spec)
     r = out.result
     check_result(r, spec, out.patch)
-    assert r["status"] == "resolved", r
+    assert r["status"] == "resolved", json.dumps(r, default=str)
     assert r["fail_to_pass"] == {"tests/test_calc.py::test_add": "passed", "tests/test_calc.py::test_add_negative": "passed"}
     assert r["pass_to_pass"] == {"tests/test_calc.py::test_sub": "passed"}
     assert r["tests_before"] == {"passed": 1, "failed": 2, "errors": 0}  # base + the hidden test
@@ -75,7 +75,7 @@ def test_repo_folder_unresolved_and_repo_blob_travels(tmp_path):
     spec = spec_for(travelled, tmp_path, GIVE_UP, repo_blob=blob)
     out = run_trial(spec)
     check_result(out.result, spec, out.patch)
-    assert out.result["status"] == "unresolved", out.result
+    assert out.result["status"] == "unresolved", json.dumps(out.result, default=str)
     assert out.result["reason"] == "failing: tests/test_calc.py::test_add"
     assert out.patch == "" and out.result["tests_after"] == {"passed": 1, "failed": 1, "errors": 0}
 
@@ -84,7 +84,7 @@ def test_test_file_edits_are_reverted_and_reported(tmp_path):
     task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
     out = run_trial(spec_for(task, tmp_path, CHEAT))
     r = out.result
-    assert r["status"] == "unresolved" and r["reverted"] == ["tests/test_calc.py"], r
+    assert r["status"] == "unresolved" and r["reverted"] == ["tests/test_calc.py"], json.dumps(r, default=str)
     assert "tests/test_calc.py" in out.patch  # the patch is what the agent did; only the score reverts it
     assert "reverted" in r["reason"]
 
@@ -103,11 +103,11 @@ def test_limit_when_unresolved_and_resolved_when_the_patch_fixes_it_anyway(tmp_p
     task = load_tasks(folder_of_repos(tmp_path / "set", names=("calc",)))[0]
     out = run_trial(spec_for(task, tmp_path, WANDER, max_steps=2, script_name="wander"))
     r = out.result
-    assert (r["status"], r["outcome"], r["steps"]) == ("limit", "limit", 2), r
+    assert (r["status"], r["outcome"], r["steps"]) == ("limit", "limit", 2), json.dumps(r, default=str)
     assert r["reason"].startswith("reached the step limit (2)")
     fixed_then_wander = [FIX[0], *WANDER]
     out = run_trial(spec_for(task, tmp_path, fixed_then_wander, max_steps=2, script_name="fixwander"))
-    assert (out.result["status"], out.result["outcome"]) == ("resolved", "limit"), out.result
+    assert (out.result["status"], out.result["outcome"]) == ("resolved", "limit"), json.dumps(out.result, default=str)
 
 
 def test_a_provider_failure_is_an_error_not_unresolved(tmp_path, stub_llm):
@@ -119,7 +119,7 @@ def test_a_provider_failure_is_an_error_not_unresolved(tmp_path, stub_llm):
     out = run_trial(spec)
     r = out.result
     check_result(r, spec, out.patch)
-    assert (r["status"], r["outcome"]) == ("error", "error"), r
+    assert (r["status"], r["outcome"]) == ("error", "error"), json.dumps(r, default=str)
     assert "model failed" in r["error"] and r["tests_after"] is None
     assert os.environ.get("OPENAI_API_KEY") == before  # spec.env was for the trial only
     assert len(stub_llm.requests) == 1
@@ -138,7 +138,7 @@ def test_task_toml_hidden_file_and_debug_gym_folder_resolved(tmp_path):
     task = load_tasks(toml_task(tmp_path / "t"))[0]
     out = run_trial(spec_for(task, tmp_path, SNOOP_THEN_FIX[:2] + FIX))
     r = out.result
-    assert r["status"] == "resolved", r
+    assert r["status"] == "resolved", json.dumps(r, default=str)
     assert r["fail_to_pass"]["hidden/test_hidden.py::test_hidden"] == "passed"
     assert HIDDEN_MARKER.encode() not in out.session and b"task.toml" not in out.session
     assert "setup_done" not in out.patch and "calc.py" in out.patch  # setup's files are the baseline
@@ -163,7 +163,7 @@ def test_docker_resolved_then_a_timeout_kills_the_sandbox(tmp_path):
     client = require_docker()
     task = load_tasks(swe_instances(tmp_path / "swe"))[0]
     out = run_trial(spec_for(task, tmp_path, SNOOP_THEN_FIX, sandbox="docker", image=SANDBOX_IMAGE))
-    assert out.result["status"] == "resolved" and out.result["sandbox"] == "docker", out.result
+    assert out.result["status"] == "resolved" and out.result["sandbox"] == "docker", json.dumps(out.result, default=str)
     assert HIDDEN_MARKER.encode() not in out.session
     assert _trial_containers(client) == []
 
@@ -173,7 +173,7 @@ def test_docker_resolved_then_a_timeout_kills_the_sandbox(tmp_path):
     out = run_trial(spec)
     r = out.result
     assert time.monotonic() - started < 100
-    assert (r["status"], r["outcome"]) in {("limit", "timeout"), ("resolved", "timeout")}, r
+    assert (r["status"], r["outcome"]) in {("limit", "timeout"), ("resolved", "timeout")}, json.dumps(r, default=str)
     if r["steps"] >= 2:  # the edit was made before the clock ran out: it is in the patch, and scored
         assert "return a + b" in out.patch and r["status"] == "resolved"
     assert _trial_containers(client) == []
@@ -290,7 +290,7 @@ def test_a_clock_that_runs_out_before_the_sandbox_is_up(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # this trial's temp folders only
     out = run_trial(spec_for(task, tmp_path, FIX, timeout=0.2, script_name="quick"))
     r = out.result
-    assert (r["status"], r["outcome"], r["steps"]) == ("limit", "timeout", 0), r
+    assert (r["status"], r["outcome"], r["steps"]) == ("limit", "timeout", 0), json.dumps(r, default=str)
     assert r["reason"].startswith("ran past the time limit (0.2 s); failing: tests/test_calc.py::test_add")
     assert glob.glob(str(tmp_path / "tmp" / "dgym-trial-*")) == []
 
@@ -358,7 +358,7 @@ def test_a_test_that_loops_forever_is_a_failure_found_in_seconds(tmp_path, stub_
     first_step = stub_llm.requests[0]["time"] - started
     print(f"\n{sandbox}: the first request came {first_step:.1f} s after the trial started")
     assert first_step < 60, f"the agent's first request came {first_step:.1f} s after the trial's start"
-    assert (r["status"], r["error"]) == ("unresolved", None), r
+    assert (r["status"], r["error"]) == ("unresolved", None), json.dumps(r, default=str)
     assert "test.py::test_bitcount (timed out after 20 s at bitcount_code.py:" in r["reason"], r["reason"]
     assert [t["test"] for t in r["timed_out"]] == ["test.py::test_bitcount"], r["timed_out"]
     assert r["tests_before"] == {"passed": 1, "failed": 1, "errors": 0}
@@ -384,5 +384,5 @@ def test_a_hang_fixed_is_resolved(tmp_path):
     assert task.test_timeout == 3.0
     out = run_trial(spec_for(task, tmp_path, BITCOUNT_FIX))
     r = out.result
-    assert r["status"] == "resolved" and r["timed_out"] == [], r
+    assert r["status"] == "resolved" and r["timed_out"] == [], json.dumps(r, default=str)
     assert r["tests_before"] == {"passed": 1, "failed": 1, "errors": 0}

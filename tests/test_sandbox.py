@@ -204,6 +204,53 @@ def test_every_start_sees_its_terminal_size_at_once(sandbox):
             channel.close()
 
 
+@pytest.mark.parametrize("kind", ["local", "bwrap"])
+def test_runs_and_terminals_started_at_once_in_two_sandboxes_all_start(kind, user_repo):
+    """A run started in one sandbox while a terminal starts in another (a trial's and its
+    scoring's, say) never fails the start. Their forks run Python's at-fork handlers; filelock's,
+    preempted there, made the other thread's forkpty raise "os.forkpty is unsafe while filelock
+    is changing descriptor ownership" (CI: trials ended `error`, pdb never started). A switch
+    interval of a microsecond makes the preemption that a busy machine makes now and then
+    certain: before the fix, about a third of the starts failed."""
+    import sys
+    import threading
+
+    import filelock  # noqa: F401 - its at-fork handlers, as litellm, Ray and huggingface_hub bring them
+
+    runs, terminals = make_sandbox(kind, user_repo), make_sandbox(kind, user_repo)
+    failures: list[str] = []
+    done = threading.Event()
+    interval = sys.getswitchinterval()
+    try:
+        runs.start()
+        terminals.start()
+
+        def run_runs():
+            while not done.is_set():
+                try:
+                    runs.exec("true", timeout=30)
+                except Exception as e:
+                    failures.append(f"exec: {e!r}")
+
+        runner = threading.Thread(target=run_runs)
+        sys.setswitchinterval(1e-6)
+        runner.start()
+        try:
+            for _ in range(150):
+                try:
+                    terminals.spawn(["true"]).close()
+                except Exception as e:
+                    failures.append(f"spawn: {e!r}")
+        finally:
+            done.set()
+            runner.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+        runs.close()
+        terminals.close()
+    assert not failures, f"{len(failures)} starts failed, the first: {failures[0]}"
+
+
 def test_spawn_interrupt_and_kill(sandbox):
     channel = sandbox.spawn(["python3", "-c", "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                              "print('ready', flush=True)\nwhile True: time.sleep(0.05)"])
