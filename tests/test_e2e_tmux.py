@@ -101,8 +101,44 @@ class Tmux:
                 shown.append(f"  (a torn line) {line[:160]}")
         return f"the last events of {newest}:\n" + "\n".join(shown)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 60) -> None:
+        """Kill the session, and wait for the app to have gone: it removes its sandbox as it
+        exits (a Docker container takes a moment), and what comes next may need it gone (the
+        derived image removed after a test). One still running after the wait is for the suite's
+        end to name (conftest's check of what was left running), not to hide a test's failure."""
+        listed = subprocess.run(["tmux", "list-panes", "-t", self.name, "-F", "#{pane_pid}"],
+                                capture_output=True, text=True)
+        pids = descendants(int(listed.stdout.split()[0])) if listed.returncode == 0 and listed.stdout.split() else []
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        deadline = time.monotonic() + timeout
+        while any(is_running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def descendants(pid: int) -> list[int]:
+    """pid and every process under it, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        found.append(todo.pop())
+        todo.extend(children.get(found[-1], []))
+    return found
+
+
+def is_running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie has exited; its parent has not reaped it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

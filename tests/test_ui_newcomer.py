@@ -13,6 +13,7 @@ from test_ui_support import EXAMPLE, wait_for
 from textual import events
 from textual._xterm_parser import XTermParser
 from textual.command import CommandList, CommandPalette
+from textual.keys import _character_to_key
 from textual.binding import Binding
 from textual.constants import ESCAPE_DELAY
 from textual.widgets import Input
@@ -242,3 +243,23 @@ async def test_keys_typed_ahead_reach_the_prompt_and_the_console(session):
                      ("enter", None))
         await wait_for(pilot, lambda: "(Pdb) p 6*7\n42" in log_text(app), what="pdb's answer to p 6*7 in the console")
         assert app.main.focused is app.main.query_one(PdbInput)
+
+
+async def test_keys_typed_ahead_wait_however_long_the_key_before_them_takes(session):
+    """On a busy machine a key can take seconds to pass through the pane that has the focus. The
+    keys typed after `!` wait for it, however long: in a busy CI run `!b pricer.py:6⏎` reached pdb
+    as `py:6`, the keys before it given up on after 2 s and lost in the source view."""
+    import asyncio
+
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        source = app.main.source
+        for _ in range(40):  # 4 s of work queued in the source view, ahead of the keys
+            source.call_next(asyncio.sleep, 0.1)
+        for char in "!p 6*7+1000":
+            app.post_message(events.Key(_character_to_key(char), char))
+        app.post_message(events.Key("enter", "\r"))
+        await wait_for(pilot, lambda: "(Pdb) p 6*7+1000\n1042" in log_text(app), timeout=30,
+                       what="pdb's answer to p 6*7+1000 in the console")
+        assert app.main.query_one(PdbInput).value == ""

@@ -12,8 +12,11 @@ prompt opened, the focus moved: Textual moves it later, call_later) comes after 
 the keys the terminal sent with it in one burst (`:76⏎`, `!p x⏎`, Escape then q) were already
 forwarded to the widget that had the focus, and lost there. So after an escape (split from
 alt+<key> or typed alone) or any key bound where the focus is, the keys that follow are held until
-it has come back (its action ran, its focus change queued before them) or a widget kept it.
-Priority bindings (n s c u d) run at once in the App: nothing waits after them.
+it has come back (its action ran, its focus change queued before them), a widget kept it, or it
+was dropped with a widget that went away. However long that takes: on a busy machine a key can
+wait seconds in the focused pane's queue, and keys let go on a clock went to the old pane (a CI
+run's `!b pricer.py:6⏎` reached pdb as `py:6`). Priority bindings (n s c u d) run at once in the
+App: nothing waits after them.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ class EscapeThenKey(App):
     escape or a bound key wait for it to take effect."""
 
     ESCAPE_CHECK = 0.1  # s between looks at an escape that has not come back to the App yet
-    ESCAPE_GIVE_UP = 2.0  # s: the held keys go on anyway (never lost, even if something hangs)
+    ESCAPE_GIVE_UP = 60.0  # s: the held keys go on anyway, should a widget on its way hang
 
     _held_keys: list[events.Key] | None = None  # keys waiting for an escape to take effect
     _escape: events.Key | None = None  # that escape, on its way through the widgets
+    _escape_path: tuple = ()  # the widget it was sent to, and that widget's parents up to the screen
 
     async def on_event(self, event: events.Event) -> None:
         if not isinstance(event, events.Key):
@@ -68,6 +72,11 @@ class EscapeThenKey(App):
 
     async def _send_escape(self, escape: events.Key, held: list[events.Key]) -> None:
         self._held_keys, self._escape = held, escape
+        target = self.focused or self.screen
+        self._escape_path = tuple(node for node in target.ancestors_with_self if node is not self)
+        # No sender: a key the App sent is stopped on its way into the App (Textual's rule for a
+        # message reaching its sender), which would read here as a widget having kept it.
+        escape.set_sender(None)
         await super().on_event(escape)
         if not escape.is_forwarded:  # the App kept it (a priority binding, a maximized pane)
             self._release_held_keys(escape)
@@ -82,11 +91,14 @@ class EscapeThenKey(App):
         return None if event.key in self.screen.active_bindings else events.Key(key, character)
 
     def _check_escape(self, escape: events.Key, time_left: float) -> None:
-        """Release the held keys once a widget has kept the escape (stopped it: it will not come
-        back to the App); while it is still on its way, look again (a busy app may take long)."""
+        """Release the held keys once the escape will not come back to the App: a widget kept it
+        (stopped it), or a widget on its way is gone (and the escape with it). While it is still
+        on its way, look again, however long a busy app takes."""
         if escape is not self._escape:
             return  # it came back: released already
-        if getattr(escape, "_stop_propagation", False) or time_left <= 0:
+        kept = getattr(escape, "_stop_propagation", False)
+        dropped = any(not (node.is_attached and node.is_running) for node in self._escape_path)
+        if kept or dropped or time_left <= 0:
             self._release_held_keys(escape)
         else:
             self.set_timer(self.ESCAPE_CHECK,
