@@ -67,6 +67,20 @@ def batch(tasks: Path, out: Path, url: str, *extra: str) -> list[str]:
             "--sandbox", "docker", "--yes", "--max-steps", "4", *extra]
 
 
+def run_batch(args: list[str], env: dict, out: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The batch to its end; past `timeout`, a failure that says how far it got (its output, the
+    trials with a result, and the requests the model had), not only that it ran long."""
+    try:
+        return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        # (what it printed comes as bytes here, even with text=True)
+        output = [raw.decode(errors="replace") if isinstance(raw, bytes) else raw or ""
+                  for raw in (expired.stdout, expired.stderr)]
+        done = sorted(p.parent.name for p in out.glob("trials/*/result.json"))
+        raise AssertionError(f"the batch ran past {timeout:.0f} s; trials with a result: {done}\n"
+                             f"its output:\n{output[0][-3000:]}\n{output[1][-3000:]}") from None
+
+
 def driver_env(address: str) -> dict:
     return {**os.environ, **RAY_ENV, "RAY_ADDRESS": address, "OPENAI_API_KEY": KEY}
 
@@ -95,8 +109,7 @@ def test_six_trials_spread_over_both_nodes_the_key_reaching_the_agents_only(ray_
     out = tmp_path / "run"
     model = Model(names)
     with model.server:
-        r = subprocess.run(batch(tasks, out, model.server.url, "--executor", "ray"), env=driver_env(ray_cluster.address),
-                           capture_output=True, text=True, timeout=300)
+        r = run_batch(batch(tasks, out, model.server.url, "--executor", "ray"), driver_env(ray_cluster.address), out)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     results = results_once(out, 6)
     status = {t.split("__")[0]: res["status"] for t, res in results.items()}
@@ -190,8 +203,8 @@ def test_a_lost_node_costs_only_its_running_trials(ray_cluster, tmp_path):
         # the same batch, run locally
         model.calls.clear()
         local_out = tmp_path / "local-run"
-        local = subprocess.run(batch(tasks, local_out, model.server.url, "--executor", "local", "--workers", "4"),
-                               env=driver_env(ray_cluster.address), capture_output=True, text=True, timeout=300)
+        local = run_batch(batch(tasks, local_out, model.server.url, "--executor", "local", "--workers", "4"),
+                          driver_env(ray_cluster.address), local_out)
         assert local.returncode == 0, local.stdout[-3000:] + local.stderr[-3000:]
     local_results = results_once(local_out, 4)
     status = lambda results: sorted((t, r["status"]) for t, r in results.items())  # noqa: E731

@@ -99,6 +99,26 @@ async def test_the_person_rejects_tries_and_approves_with_keys(session):
         assert any("agent submitted: mean divided by n - 1 instead of n" in t for t in shown)
 
 
+async def test_a_reject_and_its_comment_typed_at_once_reach_the_agent(session):
+    """`r` and the comment typed together (a busy app, a quick typist): the comment prompt opens
+    from a message the agent pane sends, after `r` has been handled; the letters typed meanwhile
+    must go into the prompt, not to the pane (or to the debugger: `n` is `next`)."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    app = DgymApp(session, agent_settings=settings())
+    async with app.run_test(size=SIZE) as pilot:
+        await waiting_for(pilot, "edit")
+        assert app.main.focused is app.main.query_one(AgentPanel)
+        stops = sum(e.kind == "stop" for e in session.events.history)
+        for char in "rno, divide by len(values)":
+            app.post_message(events.Key(_character_to_key(char), char))
+        app.post_message(events.Key("enter", "\r"))
+        await wait_for(pilot, lambda: any("Their comment: no, divide by len(values)" in (m.get("content") or "")
+                                          for m in app.agents.agent.messages), timeout=30, what="the comment read")
+        assert sum(e.kind == "stop" for e in session.events.history) == stops  # no `n` reached pdb
+
+
 async def test_a_waiting_call_does_not_take_the_keyboard_from_typing(session):
     app = DgymApp(session, agent_settings=settings())
     async with app.run_test(size=SIZE) as pilot:

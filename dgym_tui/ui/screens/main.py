@@ -92,7 +92,7 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
     def _agent_pane(self):
         from dgym_tui.ui.widgets.agent_panel import AgentPanel
 
-        panel = AgentPanel(id="agent", classes="pane")
+        panel = AgentPanel(id="agent", classes="pane", on_answer=self._agent_answered, on_control=self.action_agent)
         panel.agent = self.state.agent
         return panel
 
@@ -196,11 +196,8 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
     def action_agent(self, action: str) -> None:
         self.app.agents.control(action)
 
-    def on_agent_panel_answered(self, event) -> None:
-        self.app.agents.answer(event.call_id, event.verdict)
-
-    def on_agent_panel_control(self, event) -> None:
-        self.app.agents.control(event.action)
+    def _agent_answered(self, call_id: str, verdict: str) -> None:
+        self.app.agents.answer(call_id, verdict)
 
 
     @on(PdbConsole.CommandSubmitted)

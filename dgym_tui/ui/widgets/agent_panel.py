@@ -4,17 +4,19 @@ A waiting call shows the rule that made it wait and what it would do (an edit as
 keys work while this pane has the focus (F7 brings it), so they never shadow the debugger's
 keys in the source view: a approve, A always allow, e edit first, r reject with a comment,
 t try it, v unified / side by side; and at any time p pause/resume, m mode, x stop, h hint,
-l raise the limits. The pane only asks: the screen turns its messages into the agent's calls.
+l raise the limits. The pane only asks: the screen's callbacks turn its answers into the
+agent's calls. Callbacks rather than messages: a message is handled later, and the comment
+prompt that `r` opens must be up before the keys typed right after `r` are handled.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Static
 
 from dgym_tui.core import events as ev
@@ -52,19 +54,12 @@ class AgentPanel(Vertical, can_focus=True):
         Binding("escape", "leave", "Back", show=False, tooltip="back to the source view"),
     ]
 
-    class Answered(Message):
-        def __init__(self, call_id: str, verdict: str) -> None:
-            super().__init__()
-            self.call_id, self.verdict = call_id, verdict
-
-    class Control(Message):
-        def __init__(self, action: str) -> None:
-            super().__init__()
-            self.action = action
-
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, *, on_answer: Callable[[str, str], None] | None = None,
+                 on_control: Callable[[str], None] | None = None, **kwargs) -> None:
+        """on_answer(call_id, verdict) and on_control(action) run at once, in the key's action."""
         super().__init__(**kwargs)
         self.agent = AgentView()
+        self.on_answer, self.on_control = on_answer, on_control
 
     def compose(self):
         yield Static(id="agent-state")
@@ -134,8 +129,8 @@ class AgentPanel(Vertical, can_focus=True):
         self.show(self.agent)
 
     def action_answer(self, verdict: str) -> None:
-        if self.waiting is not None:
-            self.post_message(self.Answered(self.waiting.call_id, verdict))
+        if self.waiting is not None and self.on_answer is not None:
+            self.on_answer(self.waiting.call_id, verdict)
 
     def action_always(self) -> None:
         self.action_answer("always")
@@ -150,7 +145,8 @@ class AgentPanel(Vertical, can_focus=True):
         self.query_one(DiffView).action_toggle_layout()
 
     def action_control(self, action: str) -> None:
-        self.post_message(self.Control(action))
+        if self.on_control is not None:
+            self.on_control(action)
 
     def action_leave(self) -> None:
         self.screen.action_focus_pane("source")
