@@ -52,3 +52,12 @@ def test_the_views_use_the_describers_words():
 def test_words_keep_their_emphasis():
     w = words("stop", "→ stopped at ", ("a.py:3", "b"), " in f ", ("(step)", "dim"))
     assert w.text == "→ stopped at a.py:3 in f (step)" and w.parts[1] == ("a.py:3", "b")
+
+
+def test_a_take_over_says_from_which_event_of_which_recording():
+    resumed = ev.Resumed(source="/tmp/x/tally.jsonl", upto=55, take_over=True)
+    (said,) = Describer().describe(ev.Event(56, 0, "system", resumed))
+    assert said.text == "↻ taken over from event 55 of tally.jsonl: a new sandbox"
+    resumed = ev.Resumed(source="/tmp/x/tally.jsonl", upto=9, changed=["a.py"])
+    (said,) = Describer().describe(ev.Event(10, 0, "system", resumed))
+    assert said.text == "↻ resumed from event 9 of tally.jsonl: a new sandbox — changed in the repo since: a.py"
