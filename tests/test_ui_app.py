@@ -743,6 +743,12 @@ async def test_panes_toggle_resize_and_maximize(session):
         assert screen.maximized is screen.source
         await pilot.press("z")
         assert screen.maximized is None
+        for key, pane in (("f4", "#transcript"), ("f5", "#variables"), ("f6", "#stack"), ("f7", "#agent"),
+                          ("f1", "#tree")):  # every pane grows to the screen, and back
+            await pilot.press(key, "z")
+            assert screen.maximized is screen.query_one(pane), key
+            await pilot.press("z")
+            assert screen.maximized is None
         screen.toggle_pane("transcript")
         await pilot.pause()
         assert not screen.query_one(Transcript).display

@@ -24,6 +24,7 @@ STYLES = {"b": "b", "dim": "dim", "warning": "$warning", "error": "$error", "suc
 
 
 class Transcript(VerticalScroll, can_focus=True):
+    ALLOW_MAXIMIZE = True  # `z` like every pane (Textual's scrolling containers say no by default)
     DEFAULT_CSS = """
     Transcript > .entry { height: auto; padding: 0 0; }
     Transcript > .-error { color: $error; }
