@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_agent import TALLY, make_repo
-from test_ui_support import wait_for
+from test_ui_support import type_at_once, wait_for
 from textual.widgets import Collapsible
 
 from dgym_tui.config import AgentSettings
@@ -103,17 +103,12 @@ async def test_a_reject_and_its_comment_typed_at_once_reach_the_agent(session):
     """`r` and the comment typed together (a busy app, a quick typist): the comment prompt opens
     from a message the agent pane sends, after `r` has been handled; the letters typed meanwhile
     must go into the prompt, not to the pane (or to the debugger: `n` is `next`)."""
-    from textual import events
-    from textual.keys import _character_to_key
-
     app = DgymApp(session, agent_settings=settings())
     async with app.run_test(size=SIZE) as pilot:
         await waiting_for(pilot, "edit")
         assert app.main.focused is app.main.query_one(AgentPanel)
         stops = sum(e.kind == "stop" for e in session.events.history)
-        for char in "rno, divide by len(values)":
-            app.post_message(events.Key(_character_to_key(char), char))
-        app.post_message(events.Key("enter", "\r"))
+        type_at_once(app, "rno, divide by len(values)\r")
         await wait_for(pilot, lambda: any("Their comment: no, divide by len(values)" in (m.get("content") or "")
                                           for m in app.agents.agent.messages), timeout=30, what="the comment read")
         assert sum(e.kind == "stop" for e in session.events.history) == stops  # no `n` reached pdb

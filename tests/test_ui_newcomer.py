@@ -9,11 +9,10 @@ import shutil
 import time
 
 import pytest
-from test_ui_support import EXAMPLE, wait_for
+from test_ui_support import EXAMPLE, type_at_once, wait_for
 from textual import events
 from textual._xterm_parser import XTermParser
 from textual.command import CommandList, CommandPalette
-from textual.keys import _character_to_key
 from textual.binding import Binding
 from textual.constants import ESCAPE_DELAY
 from textual.widgets import Input
@@ -229,18 +228,13 @@ async def test_keys_typed_ahead_reach_the_prompt_and_the_console(session):
     lands in the pane that had the focus before."""
     from dgym_tui.ui.screens.modals import PromptScreen
 
-    def type_at_once(*keys: tuple[str, str | None]) -> None:
-        for key, character in keys:  # posted together, as the terminal's reader does with a burst
-            app.post_message(events.Key(key, character))
-
     app = DgymApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        type_at_once(("colon", ":"), ("7", "7"), ("6", "6"), ("enter", None))
+        type_at_once(app, ":76\r")
         await wait_for(pilot, lambda: app.main.source.cursor_line == 76 and not isinstance(app.screen, PromptScreen),
                        what="the cursor on line 76, the prompt closed")
-        type_at_once(("exclamation_mark", "!"), ("p", "p"), ("space", " "), ("6", "6"), ("asterisk", "*"), ("7", "7"),
-                     ("enter", None))
+        type_at_once(app, "!p 6*7\r")
         await wait_for(pilot, lambda: "(Pdb) p 6*7\n42" in log_text(app), what="pdb's answer to p 6*7 in the console")
         assert app.main.focused is app.main.query_one(PdbInput)
 
@@ -257,9 +251,7 @@ async def test_keys_typed_ahead_wait_however_long_the_key_before_them_takes(sess
         source = app.main.source
         for _ in range(40):  # 4 s of work queued in the source view, ahead of the keys
             source.call_next(asyncio.sleep, 0.1)
-        for char in "!p 6*7+1000":
-            app.post_message(events.Key(_character_to_key(char), char))
-        app.post_message(events.Key("enter", "\r"))
+        type_at_once(app, "!p 6*7+1000\r")
         await wait_for(pilot, lambda: "(Pdb) p 6*7+1000\n1042" in log_text(app), timeout=30,
                        what="pdb's answer to p 6*7+1000 in the console")
         assert app.main.query_one(PdbInput).value == ""

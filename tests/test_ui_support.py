@@ -29,3 +29,14 @@ def what_the_session_did(app, count: int = 12) -> str:
     for event in session.events.history[-count:]:
         lines.append(f"  {event.seq} {event.actor} {event.kind} {json.dumps(event.data.to_dict(), default=str)[:160]}")
     return "\n".join(lines)
+
+
+def type_at_once(app, text: str) -> None:
+    """Keys as a terminal delivers a burst (a paste, typing ahead of a busy app): every one in
+    the app's queue before it handles the first; pilot.press waits for each key's effects.
+    "\r" is Enter."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    for char in text:
+        app.post_message(events.Key("enter" if char == "\r" else _character_to_key(char), char))
