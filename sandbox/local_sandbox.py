@@ -255,6 +255,7 @@ class LocalSandbox(Sandbox):
         # Its own session, so a timeout can kill the command and everything it started.
         try:
             with self._starting, FORKING:
+                self._check_alive()  # again, under the lock (see close)
                 proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         start_new_session=True, preexec_fn=self._preexec(tty=False))
@@ -290,11 +291,25 @@ class LocalSandbox(Sandbox):
         self._check_alive()
         workdir = self._cwd(cwd)
         argv, full_env = self._command(list(argv), workdir, self._env(env), tty=True)
-        with self._starting, FORKING:
-            child = pexpect.spawn(argv[0], list(argv[1:]), cwd=workdir, env=full_env,
-                                  dimensions=(rows, cols), encoding="utf-8", codec_errors="replace",
-                                  echo=False, preexec_fn=self._preexec(tty=True))
-            self._leaders.add(child.pid)
+        preexec = self._preexec(tty=True)
+
+        def in_workdir():
+            # The folder is changed here, not by pexpect's cwd=: ptyprocess changes it outside its
+            # error handling, so a folder removed meanwhile (by the program itself, say) made the
+            # forked child carry on as a second copy of this app. Here a failure is reported.
+            os.chdir(workdir)
+            preexec()
+
+        try:
+            with self._starting, FORKING:
+                self._check_alive()  # again, under the lock: closed meanwhile, nothing is started
+                child = pexpect.spawn(argv[0], list(argv[1:]), env=full_env,
+                                      dimensions=(rows, cols), encoding="utf-8", codec_errors="replace",
+                                      echo=False, preexec_fn=in_workdir)
+                self._leaders.add(child.pid)
+        except OSError as e:
+            self._check_alive()  # the folder gone: say so
+            raise SandboxError(f"cannot start {argv[0]} in the sandbox: {e}") from None
         child.delaybeforesend = None
         return LocalChannel(child, self)
 
@@ -372,10 +387,18 @@ class LocalSandbox(Sandbox):
         return sorted((e for e in entries if e.name != ".git"), key=lambda e: (not e.is_dir, e.name))
 
     def close(self) -> None:
+        # Under the start lock: a spawn or exec under way (another thread: a session closed while
+        # its pdb starts) finishes its fork first and its process is killed below; one after it
+        # finds the sandbox closed. (Before, a process forked between the scan of the copy and its
+        # removal lived on, its pdb waiting for a handshake that never came.)
+        with self._starting:
+            tmp, self.tmp = self.tmp, None
+            leaders = list(self._leaders)
+        for leader in leaders:
+            kill_run(leader)
         cap, self.cap = self.cap, None
         if cap is not None:
             cap.close()
-        tmp, self.tmp = self.tmp, None
         if tmp:
             kill_run(-1, tmp)  # anything still working in the copy
             remove_folder(tmp)

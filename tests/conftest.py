@@ -165,6 +165,35 @@ def running_things() -> dict[str, set[str]]:
     return found
 
 
+_test_starts: list[tuple[float, str]] = []  # (wall-clock start, test id): who started a leftover
+
+
+def pytest_runtest_logstart(nodeid, location):
+    import time
+
+    _test_starts.append((time.time(), nodeid))
+
+
+def started_during(pid: str) -> str:
+    """Which test was running when a process started, its parent and folder: a leftover named
+    by the test that made it (the end-of-suite check alone could not say, on a CI run)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open("/proc/stat") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith("btime"))
+        started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        ppid = fields[1].decode()
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except (OSError, StopIteration, IndexError, ValueError):
+        return ""
+    # boot time is in whole seconds: the tests that started within a second of it are named
+    near = [nodeid for at, nodeid in _test_starts if started - 1 <= at <= started + 1]
+    before = [nodeid for at, nodeid in _test_starts if at < started - 1][-1:]
+    test = " or ".join(before + near) or "before the first test"
+    return f"\n      started during {test}; parent {ppid} ({process_command(ppid)[:80]}), working in {cwd}"
+
+
 def pytest_sessionstart(session):
     _before_suite.update(running_things())
 
@@ -182,7 +211,8 @@ def pytest_sessionfinish(session, exitstatus):
             break
         time.sleep(1)
     if any(left.values()):
-        report = "\n".join(f"  {kind}: {item}" for kind, items in left.items() for item in items)
+        report = "\n".join(f"  {kind}: {item}" + (started_during(item.split(":")[0]) if kind == "processes" else "")
+                           for kind, items in left.items() for item in items)
         print(f"\nthe suite left these running (each should have been stopped by the test that started it):\n"
               f"{report}", flush=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

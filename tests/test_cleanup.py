@@ -165,3 +165,160 @@ def test_a_removal_cut_short_leaves_a_folder_the_next_start_reaps(example_repo, 
             break  # the whole removal fitted: every cut before it was tried
     else:
         pytest.fail("the removal never completed within the cuts tried")
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie, killed and not yet reaped, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _left_of(sandbox) -> list[str]:
+    """What a closed sandbox may not leave: its copy in the temp folder, its container."""
+    left = [e.name for e in os.scandir(tempfile.gettempdir()) if e.name.startswith(f"dgym-tui-{sandbox.session_id}-")]
+    if sandbox.kind == "docker":
+        from conftest import docker_engine
+
+        left += [c.name for c in docker_engine().containers.list(all=True, filters={"name": f"dgym-tui-{sandbox.session_id}"})]
+    return left
+
+
+def test_a_session_closed_while_its_sandbox_starts_leaves_nothing(backend, example_repo):
+    """The app quit (or a test's teardown) while the session was still starting: close() found
+    no sandbox yet, or one not started, and the start went on to make the copy and run pdb in it,
+    which nothing closed after (a busy CI run found a pdb left running at the suite's end). Here
+    close() runs, whole, just before the sandbox starts: the race made certain."""
+    import threading
+
+    from dgym_tui.core.session import Session
+
+    sandbox = make_sandbox(backend, example_repo)
+    session = Session(str(example_repo), sandbox_obj=sandbox)
+    start = sandbox.start
+
+    def start_after_a_close():
+        closer = threading.Thread(target=session.close)
+        closer.start()
+        closer.join(60)
+        assert not closer.is_alive(), "close() hung"
+        start()
+
+    sandbox.start = start_after_a_close
+    try:
+        session.start()
+        assert _left_of(sandbox) == [], "the closed session's sandbox was left"
+        assert session.debugger is None or session.debugger.channel is None, "pdb runs in a closed session"
+        assert session.state.program == "error" and "closed while its sandbox started" in (session.error or "")
+    finally:
+        session.close()
+    assert _left_of(sandbox) == []
+
+
+@pytest.mark.parametrize("kind", ["local", "bwrap"])
+def test_a_sandbox_closed_while_pdb_is_being_spawned_kills_it(kind, example_repo, monkeypatch):
+    """close() in another thread while spawn() forks pdb's process: close looked for processes
+    working in the copy, then removed it, and one forked in between lived on (its pdb waiting for
+    a handshake that never came). Here the fork waits until close is past its look (or waits for
+    the fork): the race made certain. Now close waits for the fork and kills what it started."""
+    import threading
+
+    from dgym_tui.sandbox import local_sandbox
+    from dgym_tui.sandbox.errors import SandboxError
+
+    sandbox = make_sandbox(kind, example_repo)
+    sandbox.start()
+    may_fork = threading.Event()  # close() waits for the fork's lock, or is about to remove the copy
+
+    class WatchedLock:  # the sandbox's start lock, saying when another thread waits for it
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            if not self.lock.acquire(blocking=False):
+                may_fork.set()
+                self.lock.acquire()
+            return self
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
+    sandbox._starting = WatchedLock(sandbox._starting)
+    real_spawn, real_remove = local_sandbox.pexpect.spawn, local_sandbox.remove_folder
+    outcome: dict = {}
+
+    def spawn_once_close_has_looked(*args, **kwargs):
+        closer.start()
+        assert may_fork.wait(60), "close() neither waited for the fork nor reached the removal"
+        return real_spawn(*args, **kwargs)
+
+    def spawn():
+        try:
+            outcome["child"] = sandbox.spawn(["sleep", "600"]).child
+        except SandboxError as e:
+            outcome["refused"] = e
+
+    def remove_after_the_fork(path):
+        may_fork.set()
+        spawner.join(60)
+        real_remove(path)
+
+    monkeypatch.setattr(local_sandbox.pexpect, "spawn", spawn_once_close_has_looked)
+    monkeypatch.setattr(local_sandbox, "remove_folder", remove_after_the_fork)
+    closer = threading.Thread(target=sandbox.close)
+    spawner = threading.Thread(target=spawn)
+    child = None
+    try:
+        spawner.start()
+        spawner.join(60)
+        closer.join(60)
+        assert not spawner.is_alive() and not closer.is_alive(), "spawn() or close() hung"
+        child = outcome.get("child")
+        assert child is None or not _alive(child.pid), "a process spawned while the sandbox closed lives on"
+        monkeypatch.undo()
+        with pytest.raises(SandboxError):
+            sandbox.spawn(["sleep", "600"])  # after close: refused
+    finally:
+        if child is not None and _alive(child.pid):
+            child.kill(9)
+        sandbox.close()
+    assert _left_of(sandbox) == []
+
+
+@pytest.mark.parametrize("kind", ["local", "bwrap"])
+def test_a_folder_removed_just_before_pdb_starts_is_an_error_not_a_second_app(kind, example_repo, monkeypatch):
+    """The copy's folder removed between spawn's check and its fork (by the program itself, or a
+    close in another thread): ptyprocess changed into it outside its error handling, so the
+    forked child raised and carried on running this process's code, a second copy of the app
+    (here: of the test run), while the first waited for it. Now: one SandboxGone, in this process."""
+    from dgym_tui.sandbox import local_sandbox
+    from dgym_tui.sandbox.errors import SandboxGone
+
+    me = os.getpid()
+    sandbox = make_sandbox(kind, example_repo)
+    sandbox.start()
+    real_spawn = local_sandbox.pexpect.spawn
+
+    def remove_then_spawn(*args, **kwargs):  # every check passed; the folder goes before the fork
+        subprocess.run(["rm", "-rf", sandbox.root], check=True)
+        return real_spawn(*args, **kwargs)
+
+    monkeypatch.setattr(local_sandbox.pexpect, "spawn", remove_then_spawn)
+    try:
+        try:
+            sandbox.spawn(["sleep", "600"])
+        except SandboxGone as e:
+            assert "has disappeared" in str(e)
+        except BaseException:
+            if os.getpid() != me:
+                os._exit(0)  # the second copy (the bug): end it here, the first one fails below
+            raise
+        else:
+            pytest.fail("spawn in a folder that was removed reported no error")
+        assert os.getpid() == me
+    finally:
+        monkeypatch.undo()
+        sandbox.close()
+    assert _left_of(sandbox) == []

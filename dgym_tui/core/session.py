@@ -75,6 +75,7 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
         self.entrypoint: Entrypoint | None = None
         self.wide_entrypoint: Entrypoint | None = None  # before a post-mortem narrowed the run
         self._started = False
+        self._closed = False  # close() ran: a sandbox started after it is closed at once
         self._recorded: set[str] = set()  # content hashes some event already carried
         self._fresh: set[str] = set()     # paths read since the workspace last changed
         self._failed_tests: list[str] = []  # pytest: tests post-mortem'd in this run
@@ -146,7 +147,7 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
                                   step="sandbox"), actor)
         self.events.emit(SandboxChosen(backend=self.sandbox.kind, image=getattr(self.sandbox, "image", None),
                                        python=self.sandbox.python), actor)
-        self.sandbox.start()
+        self._start_sandbox(self.sandbox.start)
         self._sandbox_ready(actor, warning)
         if self._carried is not None:
             self._carry_over(actor)
@@ -157,6 +158,17 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
         self.compile_ahead.request(self.sandbox)
         if self.with_debugger:
             self._launch(actor)
+
+    def _start_sandbox(self, start) -> None:
+        """start() (or restart()) the sandbox, unless the session closed meanwhile. close() in
+        another thread (the app quit, a test's teardown while it starts) closes the sandbox it
+        finds; one that is still starting is closed here once started, so nothing outlives the
+        session: before, a sandbox chosen after close() looked lived on with its pdb."""
+        if not self._closed:
+            start()
+        if self._closed:
+            self.sandbox.close()
+            raise SandboxError("the session was closed while its sandbox started")
 
     def _ready_environment(self, actor: str) -> None:
         """An image's own environment: its test command made runnable at the base, pdb on that
@@ -231,6 +243,7 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
 
     def close(self) -> None:
         """Stop taking calls and remove the sandbox. Safe from any thread, and twice."""
+        self._closed = True  # first: a start under way closes what it makes (_start_sandbox)
         self.runner.close()
         if self.runner.running is not None:
             self.interrupt()  # let a running command end before its process goes

@@ -191,7 +191,7 @@ class PdbDoor:
         debugger = self._ready()
         debugger.close()
         self.events.emit(Progress(message="restarting the sandbox…", step="sandbox"), actor)
-        self.sandbox.restart()
+        self._start_sandbox(self.sandbox.restart)
         self._sandbox_ready(actor)
         for record in self.workspace.rebuild(self.sandbox):
             self.events.emit(Checkpoint(id=record.id, message=record.message, patch=record.patch), record.actor)
