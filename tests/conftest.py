@@ -143,6 +143,15 @@ def process_command(pid: int | str) -> str:
         return ""
 
 
+def is_running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie has exited; its parent has not reaped it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def running_things() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {"containers": set(), "processes": set(), "tmux sessions": set()}
     client = docker_engine()

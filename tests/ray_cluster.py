@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import is_running
+
 # A busy machine (2 cores shared) can take longer than the default 30 s to start a node's agents.
 # Auth said outright, the same for every node and driver: unset, Ray turns token auth on for a
 # head that finds ~/.ray/auth_token (any earlier local ray.init() writes one) but not for a node
@@ -248,18 +250,10 @@ class LocalRayCluster:
         pids = self.all_pids()
         _kill(pids, signal.SIGTERM)
         deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") and _alive(p) for p in pids):
+        while time.monotonic() < deadline and any(is_running(p) for p in pids):
             time.sleep(0.1)
         _kill(pids)
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def ray_available() -> bool:

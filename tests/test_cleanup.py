@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import make_sandbox
+from conftest import docker_engine, is_running, make_sandbox
 
 OWNER = textwrap.dedent("""
     import sys, time
@@ -167,21 +167,10 @@ def test_a_removal_cut_short_leaves_a_folder_the_next_start_reaps(example_repo, 
         pytest.fail("the removal never completed within the cuts tried")
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie, killed and not yet reaped, is not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _left_of(sandbox) -> list[str]:
     """What a closed sandbox may not leave: its copy in the temp folder, its container."""
     left = [e.name for e in os.scandir(tempfile.gettempdir()) if e.name.startswith(f"dgym-tui-{sandbox.session_id}-")]
     if sandbox.kind == "docker":
-        from conftest import docker_engine
-
         left += [c.name for c in docker_engine().containers.list(all=True, filters={"name": f"dgym-tui-{sandbox.session_id}"})]
     return left
 
@@ -276,12 +265,12 @@ def test_a_sandbox_closed_while_pdb_is_being_spawned_kills_it(kind, example_repo
         closer.join(60)
         assert not spawner.is_alive() and not closer.is_alive(), "spawn() or close() hung"
         child = outcome.get("child")
-        assert child is None or not _alive(child.pid), "a process spawned while the sandbox closed lives on"
+        assert child is None or not is_running(child.pid), "a process spawned while the sandbox closed lives on"
         monkeypatch.undo()
         with pytest.raises(SandboxError):
             sandbox.spawn(["sleep", "600"])  # after close: refused
     finally:
-        if child is not None and _alive(child.pid):
+        if child is not None and is_running(child.pid):
             child.kill(9)
         sandbox.close()
     assert _left_of(sandbox) == []

@@ -21,7 +21,7 @@ import venv
 
 import pytest
 
-from conftest import BACKENDS, ROOT, docker_engine, tree_hash
+from conftest import BACKENDS, ROOT, docker_engine, is_running, tree_hash
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
@@ -148,15 +148,6 @@ def descendants(pid: int) -> list[int]:
         found.append(todo.pop())
         todo.extend(children.get(found[-1], []))
     return found
-
-
-def is_running(pid: int) -> bool:
-    """Alive and not a zombie (a zombie has exited; its parent has not reaped it yet)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
