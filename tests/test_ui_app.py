@@ -9,8 +9,10 @@ test. The docker case of the breakpoint test runs where an engine answers (marke
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import shutil
+import threading
 
 import pytest
 from test_ui_support import EXAMPLE, wait_for
@@ -20,6 +22,7 @@ from textual.widgets import Collapsible, Tabs
 from dgym_tui.core import events as ev
 from dgym_tui.core.session import Session
 from dgym_tui.ui.app import DgymApp
+from dgym_tui.ui.messages import RunOnUI
 from dgym_tui.config import config_path, load_config
 from dgym_tui.ui.screens.help import HelpScreen
 from dgym_tui.ui import keymap
@@ -505,6 +508,45 @@ async def test_q_asks_first_when_the_sandbox_holds_changes(session):
         await pilot.press("y")
         await wait_for(pilot, lambda: app.closed, what="the sandbox to close")
     assert not os.path.exists(folder)
+
+
+async def test_a_call_that_ends_while_the_app_shuts_down_is_dropped(session, monkeypatch):
+    """A CI run failed as a test's app closed: a file read ended while the screens were being taken
+    down, and its answer went to the source pane, already removed (NoMatches); a person quitting
+    would have seen that traceback. Here the read (of a file the program removed, so the answer is
+    an error for the source pane) is held until the main screen unmounts, so its answer always
+    comes during the shut-down: it is dropped, and the app ends without an error."""
+    ended, delivered = threading.Event(), threading.Event()
+    op = session.runner.operations["read_source"]
+
+    def held_read(target, actor, path):
+        ended.wait(30)
+        return op.fn(target, actor=actor, path=path)
+
+    monkeypatch.setattr(session.runner, "operations",
+                        {**session.runner.operations, "read_source": dataclasses.replace(op, fn=held_read)})
+    app = DgymApp(session)
+    post = app.post_message
+
+    def post_noting(message):
+        posted = post(message)
+        if isinstance(message, RunOnUI) and ended.is_set():
+            delivered.set()  # the held read's answer is in the app's queue
+        return posted
+
+    monkeypatch.setattr(app, "post_message", post_noting)
+
+    def on_unmount(screen) -> None:  # the panes are gone: the read ends, its answer comes now
+        ended.set()
+        assert delivered.wait(30), "the read's answer never reached the app"
+
+    monkeypatch.setattr(MainScreen, "on_unmount", on_unmount, raising=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.main.open_file("shopcart/gone.py")
+        await wait_for(pilot, lambda: any(e.kind == ev.CallStarted.kind and e.data.name == "read_source"
+                                          for e in session.events.history), what="the read to start")
+    assert delivered.is_set()
 
 
 # --- variables and stack ------------------------------------------------------------------------

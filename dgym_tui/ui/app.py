@@ -164,7 +164,9 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
         self.post_message(RunOnUI(fn, args))  # thread-safe; dropped if the app has exited
 
     def on_run_on_ui(self, message: RunOnUI) -> None:
-        message.fn(*message.args)
+        # An answer that comes once the app began to shut down is dropped: its panes may be gone.
+        if self.is_running:
+            message.fn(*message.args)
 
     def send_pdb(self, command: str, notify_errors: bool = True) -> None:
         self.calls.send(command, self.main._pdb_done if notify_errors else None)
