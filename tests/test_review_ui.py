@@ -8,6 +8,7 @@ resolved / unresolved / error), copied per test; scoring again is the batch's ow
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -189,6 +190,111 @@ async def test_take_over_from_the_replay_becomes_a_new_revision(real, monkeypatc
     patch = (run_dir / "revisions" / "half__all__1" / "1" / "patch.diff").read_text()
     assert "+    return a + b" in patch and "+    return a - b" in patch
     assert (run_dir / "revisions" / "half__all__1" / "1" / "session.jsonl").is_file()
+
+
+SUB_FIX = "\n-    return a + b\n+    return a - b\n"  # sub() fixed too, by hand (hunk counts recounted)
+
+HOLD_AND_WAIT = """
+import sys, time
+from pathlib import Path
+from dgym_tui.review import revisions
+rev = revisions.create(sys.argv[1], sys.argv[2], "edit", Path(sys.argv[3]).read_text())
+with revisions.scoring(rev):  # as an inbox scoring it holds it
+    print("scoring", flush=True)
+    time.sleep(600)
+"""
+
+
+async def test_a_revision_left_unscored_is_scored_when_the_inbox_next_opens(real, tmp_path):
+    """An inbox killed while it scored an edit left the revision waiting for its score, and the
+    trial "scoring…" for good: approving it was refused. Now the next opening scores it; while
+    another process still scores it, it is left to that process."""
+    import signal
+    import subprocess
+    import sys
+
+    run_dir, _repos = real
+    run = RunDir.open(run_dir)
+    half = run.trials["half__all__1"]
+    patch = tmp_path / "edit.diff"
+    patch.write_text(rework.normalise_patch(rework.task_of(run, half), run.patch(half).rstrip("\n") + SUB_FIX))
+    scorer = subprocess.Popen([sys.executable, "-c", HOLD_AND_WAIT, str(run_dir), half.id, str(patch)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert scorer.stdout.readline() == "scoring\n"
+        app = ReviewApp(RunDir.open(run_dir))
+        async with app.run_test(size=(80, 24)) as pilot:
+            mine = app.rundir.trials[half.id]
+            await wait_for(pilot, lambda: not app.reworking, what="the look at the waiting revision")
+            assert mine.pending == "scoring…" and mine.revision == 0  # the other process scores it
+            await pilot.press("down", "a")
+            assert not mine.approved  # refused: its score is not in
+    finally:
+        scorer.send_signal(signal.SIGKILL)  # killed mid-scoring, as the inbox was
+        scorer.wait()
+    assert not (run_dir / "revisions" / half.id / "1" / "result.json").exists()
+    app = ReviewApp(RunDir.open(run_dir))
+    async with app.run_test(size=(80, 24)) as pilot:
+        mine = app.rundir.trials[half.id]
+        await wait_for(pilot, lambda: mine.revision == 1 and mine.pending is None, timeout=SCORE_TIMEOUT,
+                       what="the waiting revision scored")
+        assert mine.origin == "edit" and mine.status == "resolved", mine.result.reason
+        assert "revision 1 (edit), left unscored when the review ended, scored resolved" in str(
+            app.inbox.query_one("#review-note").render())
+        row = [t.id for t in app.inbox.shown].index(half.id)
+        await wait_for(pilot, lambda: cell(app, row, "diff") == "+2/-2", what="the new revision's diff size")
+        app.inbox.table.move_cursor(row=row)
+        await pilot.press("a")
+        await pilot.pause()
+        assert mine.approved
+    assert [(d["verdict"], d["revision"]) for d in decisions(run_dir)] == [("approve", 1)]
+
+
+async def test_quitting_while_a_revision_is_scored_asks_and_finishes_it(real):
+    """q while an edit is being scored asks first; quitting then finishes the scoring before the
+    review ends (the terminal says so), rather than leaving it half done without a word."""
+    import threading
+
+    from textual.widgets import TextArea
+
+    from dgym_tui.batch.scoring import score_patch
+    from dgym_tui.ui.screens.modals import ConfirmScreen
+
+    run_dir, _repos = real
+    run = RunDir.open(run_dir)
+    half = run.trials["half__all__1"]
+    gate = threading.Event()
+
+    def held_scorer(*args, **kwargs):  # the real scoring, once the test lets it go
+        gate.wait(SCORE_TIMEOUT)
+        return score_patch(*args, **kwargs)
+
+    app = ReviewApp(run, scorer=held_scorer)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("down", "e")
+        await wait_for(pilot, lambda: app.screen.query(TextArea), what="the editor")
+        app.screen.query_one(TextArea).text = run.patch(half).rstrip("\n") + SUB_FIX
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: half.id in app.reworking, what="the scoring to start")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        assert "A new revision of half__all__1 is on its way" in str(app.screen.query_one(".title").render())
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is app.inbox and app.is_running
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question again")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app._exit, what="the exit")
+        assert any("finishing the new revision of half__all__1" in str(m) for m in app._exit_renderables)
+        gate.set()
+    for _ in range(SCORE_TIMEOUT * 10):  # the scoring goes on, and its score lands
+        if (run_dir / "revisions" / half.id / "1" / "result.json").is_file():
+            break
+        await asyncio.sleep(0.1)
+    result = json.loads((run_dir / "revisions" / half.id / "1" / "result.json").read_text())
+    assert result["status"] == "resolved"
 
 
 async def test_filters_and_a_running_batch(tmp_path):

@@ -7,6 +7,9 @@ take-over from its replay, a send-back to the agent), each scored again in a fre
       session.jsonl  the session that made it (take-over, send-back), when there is one
       result.json    the score (result.json's fields, the new patch's sha256), written last and
                      atomically: until it is there the revision waits to be scored
+      scoring.lock   held (flock) by the process scoring it; a revision waiting for its score
+                     whose lock is free was left by a process that ended first, and is scored
+                     when the inbox next opens (review/rework.py: score_left)
 
 The batch's own files under trials/ are never written: a resumed batch rebuilding results.jsonl
 from them still finds what it wrote. A revision's score replaces the trial's in the inbox; the
@@ -15,9 +18,12 @@ decisions in reviews.jsonl say which revision they were made on.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +31,7 @@ from dgym_tui.batch.result import TrialResult
 from dgym_tui.review import reviews
 
 FOLDER = "revisions"
+LOCK = "scoring.lock"
 ORIGINS = ("edit", "take-over", "send-back")
 
 
@@ -71,12 +78,18 @@ def current_all(run_dir: str | Path) -> dict[str, tuple[Revision | None, int | N
     except FileNotFoundError:
         return out
     for trial in trials:
-        numbers = _numbers(run_dir, trial)
-        scored = [n for n in numbers if (folder(run_dir, trial, n) / "result.json").is_file()]
-        current = read(run_dir, trial, scored[-1]) if scored else None
-        waiting = numbers[-1] if numbers and (not scored or numbers[-1] > scored[-1]) else None
-        out[trial] = (current, waiting)
+        out[trial] = current(run_dir, trial)
     return out
+
+
+def current(run_dir: str | Path, trial: str) -> tuple[Revision | None, int | None]:
+    """The trial's newest scored revision, and the number of a newer one still waiting for its
+    score. A folder without origin.json (written last by create) is not a revision yet."""
+    numbers = [n for n in _numbers(run_dir, trial) if (folder(run_dir, trial, n) / "origin.json").is_file()]
+    scored = [n for n in numbers if (folder(run_dir, trial, n) / "result.json").is_file()]
+    newest = read(run_dir, trial, scored[-1]) if scored else None
+    waiting = numbers[-1] if numbers and (not scored or numbers[-1] > scored[-1]) else None
+    return newest, waiting
 
 
 def create(run_dir: str | Path, trial: str, origin: str, patch: str, note: str = "", from_revision: int = 0,
@@ -101,6 +114,23 @@ def create(run_dir: str | Path, trial: str, origin: str, patch: str, note: str =
                                          "who": reviews.who(), "when": reviews.now()})
     _touch(run_dir)
     return Revision(number=number, origin=origin, path=path, result=None)
+
+
+@contextmanager
+def scoring(revision: Revision, wait: bool = True) -> Iterator[bool]:
+    """Hold the right to score `revision`, against every process on this machine: True when held
+    (with wait=False, False at once when another process holds it). The kernel lets go when the
+    holder ends, however it ends, so a free lock on a revision still waiting means nobody scores it."""
+    fd = os.open(revision.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # lets go of the lock
 
 
 def save_score(revision: Revision, result: TrialResult) -> TrialResult:

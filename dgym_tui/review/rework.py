@@ -123,8 +123,37 @@ def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = No
     verdict = {"edit": "edit", "send-back": "send-back"}.get(origin)
     if verdict:  # what became of the trial: the new revision's patch, undecided until approved
         reviews.record(run.path, trial.id, verdict, revisions.sha256(patch), note, revision=rev.number)
-    result = revisions.save_score(rev, score(run, trial, patch, scorer))
+    result = score_revision(run, trial, rev, scorer)
     return f"{trial.id}: revision {rev.number} ({origin}) scored {result.status}: {result.reason or ''}"
+
+
+def score_revision(run: RunDir, trial: Trial, rev: revisions.Revision, scorer: Scorer | None = None,
+                   wait: bool = True) -> TrialResult | None:
+    """Score `rev` (a fresh sandbox) unless it is scored already, holding its lock meanwhile; None
+    when another process holds it and wait is False."""
+    with revisions.scoring(rev, wait) as held:
+        if not held:
+            return None
+        done = revisions.read(run.path, trial.id, rev.number).result
+        if done is not None:  # an inbox that opened meanwhile scored it first
+            return done
+        patch = (rev.path / "patch.diff").read_bytes().decode("utf-8", "surrogateescape")
+        return revisions.save_score(rev, score(run, trial, patch, scorer))
+
+
+def score_left(run: RunDir, trial: Trial, scorer: Scorer | None = None) -> str | None:
+    """Score the trial's newest revision if it still waits for its score and no process is scoring
+    it: the inbox that made it was closed, or killed, before its score was in. One line saying how
+    it went; None when there is nothing to score here (scored, or another process scores it)."""
+    _newest, waiting = revisions.current(run.path, trial.id)
+    if waiting is None:
+        return None
+    rev = revisions.read(run.path, trial.id, waiting)
+    result = score_revision(run, trial, rev, scorer, wait=False)
+    if result is None:
+        return None
+    return (f"{trial.id}: revision {rev.number} ({rev.origin}), left unscored when the review ended, "
+            f"scored {result.status}: {result.reason or ''}")
 
 
 def patch_of_session(path: str | Path) -> str:

@@ -75,10 +75,10 @@ class ReviewScreen(Screen):
     def on_mount(self) -> None:
         self.redraw()
         self.set_interval(POLL_SECONDS, self.poll)
-        self._diff_sizes()
+        self.fill_diff_sizes()
 
     @work(thread=True, group="review-sizes")
-    def _diff_sizes(self) -> None:
+    def fill_diff_sizes(self) -> None:
         """Each patch's +/- counts, read after the first frame (a file per trial)."""
         missing = [t for t in self.run.sorted_trials() if t.added is None]
         for t in missing:
@@ -250,7 +250,7 @@ class ReviewScreen(Screen):
         self.app.show_help()
 
     def action_quit(self) -> None:
-        self.app.exit()
+        self.app.quit_review()
 
 
 class TrialScreen(Screen):
@@ -333,6 +333,35 @@ class ReviewApp(App):
 
     def get_default_screen(self) -> ReviewScreen:
         return self.inbox
+
+    def on_mount(self) -> None:
+        # A revision a closed (or killed) inbox left waiting for its score is scored now, unless
+        # another reviewer's process is scoring it (review/rework.py: score_left).
+        for t in self.rundir.sorted_trials():
+            if t.pending:
+                self.reworking.add(t.id)
+                self._score_left_worker(t)
+
+    def action_quit(self) -> None:  # ctrl+q, and the palette's Quit: the same as q
+        self.quit_review()
+
+    def quit_review(self) -> None:
+        """Leave at once, unless a new revision is on its way: then ask, and say what quitting means."""
+        if not self.reworking:
+            self.exit()
+            return
+        from dgym_tui.ui.screens.modals import ConfirmScreen
+
+        names = ", ".join(one_line(name) for name in sorted(self.reworking))
+        message = (f"finishing the new revision of {names} before quitting (if this is killed, a revision "
+                   "left unscored is scored when the review next opens)")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit(message=message)
+
+        self.push_screen(ConfirmScreen(f"A new revision of {names} is on its way. Quit once it is in?",
+                                       yes="Quit when done", no="Stay"), answered)
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
@@ -478,13 +507,28 @@ class ReviewApp(App):
             message, severity = f"{t.id}: the {origin} failed: {type(e).__name__}: {e}", "error"
         self.call_from_thread(self._reworked, t, message, severity)
 
-    def _reworked(self, t: Trial, message: str, severity: str) -> None:
+    @work(thread=True, group="review-rework")
+    def _score_left_worker(self, t: Trial) -> None:
+        from dgym_tui.review import rework
+
+        try:
+            message, severity = rework.score_left(self.rundir, t, scorer=self.scorer), "information"
+        except rework.ReworkError as e:
+            message, severity = f"{t.id}: {e}", "error"
+        except Exception as e:  # ours, unforeseen: said in one line, and the inbox stays up
+            message, severity = f"{t.id}: scoring its waiting revision failed: {type(e).__name__}: {e}", "error"
+        # None: another process scores it; the poll shows its score once it is in
+        self.call_from_thread(self._reworked, t, message, severity, False)
+
+    def _reworked(self, t: Trial, message: str | None, severity: str, close_trial: bool = True) -> None:
         self.reworking.discard(t.id)
         t.pending = None
         self.rundir.refresh(force=True)  # marks it again if a revision still waits for its score
         self.inbox.redraw()
-        self.say(message, severity)
-        if isinstance(self.screen, TrialScreen):
+        self.inbox.fill_diff_sizes()  # the new revision's +/- counts
+        if message is not None:
+            self.say(message, severity)
+        if close_trial and isinstance(self.screen, TrialScreen):
             self.screen.dismiss()
 
     # --- out ----------------------------------------------------------------------------------
