@@ -55,11 +55,6 @@ def _numbers(run_dir: str | Path, trial: str) -> list[int]:
         return []
 
 
-def latest(run_dir: str | Path, trial: str) -> Revision | None:
-    numbers = _numbers(run_dir, trial)
-    return read(run_dir, trial, numbers[-1]) if numbers else None
-
-
 def read(run_dir: str | Path, trial: str, number: int) -> Revision:
     path = folder(run_dir, trial, number)
     origin = _json(path / "origin.json") or {}
