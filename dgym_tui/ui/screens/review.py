@@ -521,6 +521,8 @@ class ReviewApp(App):
         self.call_from_thread(self._reworked, t, message, severity, False)
 
     def _reworked(self, t: Trial, message: str | None, severity: str, close_trial: bool = True) -> None:
+        if not self.is_running:  # it ended after the person quit (the score is saved): no screen to show it
+            return
         self.reworking.discard(t.id)
         t.pending = None
         self.rundir.refresh(force=True)  # marks it again if a revision still waits for its score
