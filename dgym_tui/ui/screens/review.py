@@ -9,6 +9,7 @@ slow work (scoring again, a send-back, exports) runs in thread workers.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -337,10 +338,13 @@ class ReviewApp(App):
     def on_mount(self) -> None:
         # A revision a closed (or killed) inbox left waiting for its score is scored now, unless
         # another reviewer's process is scoring it (review/rework.py: score_left).
+        from dgym_tui.review import rework
+
         for t in self.rundir.sorted_trials():
             if t.pending:
                 self.reworking.add(t.id)
-                self._score_left_worker(t)
+                self._rework_worker(t, "scoring its waiting revision",
+                                    partial(rework.score_left, self.rundir, t, scorer=self.scorer), close_trial=False)
 
     def action_quit(self) -> None:  # ctrl+q, and the palette's Quit: the same as q
         self.quit_review()
@@ -491,34 +495,25 @@ class ReviewApp(App):
         self.say(f"{t.id}: {origin}… (scoring in a fresh sandbox)")
         t.pending = "scoring…" if origin != "send-back" else "agent…"
         self.inbox.redraw_row(t)
-        self._rework_worker(origin, t, kwargs)
+        from dgym_tui.review import rework
+
+        self._rework_worker(t, f"the {origin}", partial(
+            rework.make_revision, self.rundir, t, origin, scorer=self.scorer, agent_runner=self.agent_runner,
+            model=self.model, api_base=self.api_base, **kwargs))
 
     @work(thread=True, group="review-rework")
-    def _rework_worker(self, origin: str, t: Trial, kwargs: dict) -> None:
+    def _rework_worker(self, t: Trial, what: str, make, close_trial: bool = True) -> None:
+        """make() makes or scores a revision (blocking: an agent, a fresh sandbox) and returns its
+        line; None when there was nothing to do (another process scores it: the poll shows it)."""
         from dgym_tui.review import rework
 
         try:
-            message = rework.make_revision(self.rundir, t, origin, scorer=self.scorer, agent_runner=self.agent_runner,
-                                           model=self.model, api_base=self.api_base, **kwargs)
-            severity = "information"
+            message, severity = make(), "information"
         except rework.ReworkError as e:
             message, severity = f"{t.id}: {e}", "error"
         except Exception as e:  # ours, unforeseen: said in one line, and the inbox stays up
-            message, severity = f"{t.id}: the {origin} failed: {type(e).__name__}: {e}", "error"
-        self.call_from_thread(self._reworked, t, message, severity)
-
-    @work(thread=True, group="review-rework")
-    def _score_left_worker(self, t: Trial) -> None:
-        from dgym_tui.review import rework
-
-        try:
-            message, severity = rework.score_left(self.rundir, t, scorer=self.scorer), "information"
-        except rework.ReworkError as e:
-            message, severity = f"{t.id}: {e}", "error"
-        except Exception as e:  # ours, unforeseen: said in one line, and the inbox stays up
-            message, severity = f"{t.id}: scoring its waiting revision failed: {type(e).__name__}: {e}", "error"
-        # None: another process scores it; the poll shows its score once it is in
-        self.call_from_thread(self._reworked, t, message, severity, False)
+            message, severity = f"{t.id}: {what} failed: {type(e).__name__}: {e}", "error"
+        self.call_from_thread(self._reworked, t, message, severity, close_trial)
 
     def _reworked(self, t: Trial, message: str | None, severity: str, close_trial: bool = True) -> None:
         if not self.is_running:  # it ended after the person quit (the score is saved): no screen to show it
