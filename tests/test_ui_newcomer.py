@@ -255,3 +255,33 @@ async def test_keys_typed_ahead_wait_however_long_the_key_before_them_takes(sess
         await wait_for(pilot, lambda: "(Pdb) p 6*7+1000\n1042" in log_text(app), timeout=30,
                        what="pdb's answer to p 6*7+1000 in the console")
         assert app.main.query_one(PdbInput).value == ""
+
+
+class KeyAfterTheReturn(DgymApp):
+    """The terminal's next key lands in the App's queue just behind `!` coming back from the
+    focused pane, before the App has run `!`'s binding: as a CI run had it, Enter sent a moment
+    after `!b intervals.py:6`."""
+
+    late: list[events.Key] = []
+
+    def post_message(self, message) -> bool:
+        posted = super().post_message(message)
+        if isinstance(message, events.Key) and message.is_forwarded and message.key == "exclamation_mark":
+            late, self.late = self.late, []
+            for key in late:
+                super().post_message(key)
+        return posted
+
+
+async def test_a_key_typed_while_the_held_keys_are_let_go_comes_after_them(session):
+    """The keys held behind `!` go to the console before a key the terminal sent after them:
+    Enter went first (an empty command) and the command was left typed, unsent."""
+    app = KeyAfterTheReturn(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.late = [events.Key("enter", "\r")]
+        type_at_once(app, "!p 6*7+1000")
+        await wait_for(pilot, lambda: "(Pdb) p 6*7+1000\n1042" in log_text(app), timeout=30,
+                       what="pdb's answer to p 6*7+1000 in the console")
+        assert app.late == [] and app.main.query_one(PdbInput).value == ""
+

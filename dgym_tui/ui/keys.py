@@ -16,7 +16,10 @@ it has come back (its action ran, its focus change queued before them), a widget
 was dropped with a widget that went away. However long that takes: on a busy machine a key can
 wait seconds in the focused pane's queue, and keys let go on a clock went to the old pane (a CI
 run's `!b pricer.py:6⏎` reached pdb as `py:6`). Priority bindings (n s c u d) run at once in the
-App: nothing waits after them.
+App: nothing waits after them. The held keys are let go in one callback queued behind what the
+action asked for, and keys that come meanwhile join them: posted one by one, they went behind a
+key the terminal sent a moment later and already queued (a CI run's Enter after `!b intervals.py:6`
+went first, and the command was lost).
 """
 
 from __future__ import annotations
@@ -61,7 +64,13 @@ class EscapeThenKey(App):
             await super().on_event(event)
         elif self._held_keys is not None:
             self._held_keys.append(event)
-        elif event.key == "escape":
+        else:
+            await self._take_key(event)
+
+    async def _take_key(self, event: events.Key) -> None:
+        """A key from the terminal, its turn come: an escape (or a key bound where the focus is)
+        is sent on and the keys after it held; any other key goes on at once."""
+        if event.key == "escape":
             await self._send_escape(event, [])
         elif (key := self._split(event)) is not None:
             await self._send_escape(events.Key("escape", ESCAPE), [key])
@@ -107,6 +116,15 @@ class EscapeThenKey(App):
     def _release_held_keys(self, escape: events.Key) -> None:
         if escape is not self._escape:
             return  # already released
-        held, self._held_keys, self._escape = self._held_keys or [], None, None
-        for key in held:
-            self.post_message(key)
+        self._escape = None
+        self.call_later(self._let_go)  # till it runs, keys that come join the held ones
+
+    async def _let_go(self) -> None:
+        """The held keys, in the order typed; if one of them is an escape in turn, the ones
+        after it wait for it."""
+        held, self._held_keys = self._held_keys or [], None
+        for index, key in enumerate(held):
+            await self._take_key(key)
+            if self._held_keys is not None:
+                self._held_keys.extend(held[index + 1:])
+                return
