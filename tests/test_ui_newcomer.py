@@ -285,3 +285,18 @@ async def test_a_key_typed_while_the_held_keys_are_let_go_comes_after_them(sessi
                        what="pdb's answer to p 6*7+1000 in the console")
         assert app.late == [] and app.main.query_one(PdbInput).value == ""
 
+
+async def test_two_commands_typed_at_once_in_the_console_both_run(session):
+    """`p 1+1⏎p 2+2⏎` typed at once: the console empties its line as Enter is taken, before the
+    keys after it arrive. (Emptied later, when the console heard of the command, it could wipe the
+    second command's first keys: a CI run's `b int` of `b intervals.py:6` went that way.)"""
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("exclamation_mark")
+        console = app.main.query_one(PdbInput)
+        await wait_for(pilot, lambda: app.focused is console, what="the console focused")
+        type_at_once(app, "p 1+1000\rp 2+2000\r")
+        await wait_for(pilot, lambda: "(Pdb) p 2+2000\n2002" in log_text(app), timeout=30,
+                       what="pdb's answer to the second command")
+        assert "(Pdb) p 1+1000\n1001" in log_text(app) and console.value == ""

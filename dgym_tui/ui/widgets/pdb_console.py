@@ -67,6 +67,17 @@ class PdbInput(Input):
             del self.history[:-HISTORY_LIMIT]
         self._index = len(self.history)
 
+    async def action_submit(self) -> None:
+        """Enter: the line is the command, and is emptied as the key is taken, before the keys
+        typed after it arrive (emptied when the console later heard of it, it wiped them)."""
+        command = self.value.strip()
+        if not command:  # pdb repeats the last command on an empty line; so do we
+            command = self.history[-1] if self.history else ""
+        self.remember(command)
+        self.value = ""
+        if command:
+            self.post_message(PdbConsole.CommandSubmitted(command))
+
     def action_history(self, step: int) -> None:
         if not self.history:
             return
@@ -197,17 +208,6 @@ class PdbConsole(Vertical):
         prompt.update(self.BUSY if busy else self.PROMPT)
         prompt.set_class(busy, "-busy")
         self.input.placeholder = "ctrl+c interrupts" if busy else self.HINT
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        command = event.value.strip()
-        if not command:
-            # pdb repeats the last command on an empty line; so do we
-            command = self.input.history[-1] if self.input.history else ""
-        self.input.remember(command)
-        self.input.value = ""
-        if command:
-            self.post_message(self.CommandSubmitted(command))
 
     def on_pdb_console_candidates(self, event: Candidates) -> None:
         self.show_note("  ".join(event.candidates[:40]))
