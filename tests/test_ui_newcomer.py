@@ -300,3 +300,17 @@ async def test_two_commands_typed_at_once_in_the_console_both_run(session):
         await wait_for(pilot, lambda: "(Pdb) p 2+2000\n2002" in log_text(app), timeout=30,
                        what="pdb's answer to the second command")
         assert "(Pdb) p 1+1000\n1001" in log_text(app) and console.value == ""
+
+
+async def test_keys_typed_right_after_a_prompts_enter_reach_the_screen_below(session):
+    """`:28⏎B1 == 1⏎!p 5*5000⏎` typed at once: the condition prompt answers as its Enter is taken,
+    so the keys after it reach the main screen (they went into the prompt on its way out, lost)."""
+    app = DgymApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        type_at_once(app, ":28\rB1 == 1\r!p 5*5000\r")
+        await wait_for(pilot, lambda: "(Pdb) p 5*5000\n25000" in log_text(app), timeout=30,
+                       what="pdb's answer to p 5*5000 in the console")
+        await wait_for(pilot, lambda: [(bp.file, bp.line, bp.cond) for bp in session.breakpoints.items()]
+                       == [("main.py", 28, "1 == 1")], what="the conditional breakpoint at main.py:28")
+        assert app.main.query_one(PdbInput).value == ""

@@ -41,6 +41,15 @@ class TypeAhead:
             target._forward_event(events.Key(event.key, event.character))
 
 
+class EnterAnswers(Input):
+    """A modal's field whose Enter answers as the key is taken (the screen's `answer()`), not in
+    a Submitted message handled later: the keys typed right after Enter (`B x > 3⏎!p x⏎`) then
+    reach the screen below, rather than this one on its way out."""
+
+    async def action_submit(self) -> None:
+        self.screen.answer()
+
+
 class ConfirmScreen(ModalScreen[bool]):
     """Yes or no; y/n/escape work from the keyboard."""
 
@@ -85,12 +94,11 @@ class PromptScreen(TypeAhead, ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Content(self.title_text), classes="title")
-            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            yield EnterAnswers(self.value, placeholder=self.placeholder, id="prompt-input")
             yield Label(Content(self.hint or "Enter to accept, Escape to cancel"), classes="hint", id="prompt-hint")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        value = event.value.strip()
+    def answer(self) -> None:
+        value = self.query_one("#prompt-input", Input).value.strip()
         error = self.check(value) if self.check else None
         if error:
             self.query_one("#prompt-hint", Label).update(Content.from_markup("[$error]$e[/]", e=error))

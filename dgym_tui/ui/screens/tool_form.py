@@ -13,10 +13,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, TextArea
+from textual.widgets import Button, Checkbox, Label, TextArea
 
 from dgym_tui.core.safe_text import one_line
-from dgym_tui.ui.screens.modals import MODAL_CSS, TypeAhead
+from dgym_tui.ui.screens.modals import MODAL_CSS, EnterAnswers, TypeAhead
 
 CODE_ARGUMENTS = ("new_code",)  # edited in a code editor, several lines
 
@@ -80,9 +80,9 @@ class ToolFormScreen(TypeAhead, ModalScreen[dict | None]):
         elif types == ["boolean"]:
             yield Checkbox(name, bool(value), id=field_id)
         else:
-            yield Input("" if value is None else str(value), id=field_id,
-                        type="integer" if types == ["integer"] else "text",
-                        placeholder="default" if not required else "")
+            yield EnterAnswers("" if value is None else str(value), id=field_id,
+                               type="integer" if types == ["integer"] else "text",
+                               placeholder="default" if not required else "")
 
     def arguments(self) -> dict:
         """The form's values as the tool's arguments: empty fields left out (the default)."""
@@ -117,8 +117,7 @@ class ToolFormScreen(TypeAhead, ModalScreen[dict | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
+    def answer(self) -> None:  # Enter in a field
         self.action_run()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
