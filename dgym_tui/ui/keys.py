@@ -16,10 +16,10 @@ it has come back (its action ran, its focus change queued before them), a widget
 was dropped with a widget that went away. However long that takes: on a busy machine a key can
 wait seconds in the focused pane's queue, and keys let go on a clock went to the old pane (a CI
 run's `!b pricer.py:6⏎` reached pdb as `py:6`). Priority bindings (n s c u d) run at once in the
-App: nothing waits after them. The held keys are let go in one callback queued behind what the
-action asked for, and keys that come meanwhile join them: posted one by one, they went behind a
-key the terminal sent a moment later and already queued (a CI run's Enter after `!b intervals.py:6`
-went first, and the command was lost).
+App: nothing waits after them. The held keys are let go one per turn of the App's queue, behind
+what the action asked for, and keys that come meanwhile wait after them. (Posted to the queue
+on release, they went behind a key the terminal sent a moment later, already queued: a CI run's
+Enter after `!b intervals.py:6` went first, and the command was lost.)
 """
 
 from __future__ import annotations
@@ -120,11 +120,15 @@ class EscapeThenKey(App):
         self.call_later(self._let_go)  # till it runs, keys that come join the held ones
 
     async def _let_go(self) -> None:
-        """The held keys, in the order typed; if one of them is an escape in turn, the ones
-        after it wait for it."""
+        """The first held key goes on, as if typed now; the others wait for their turn behind
+        what it caused (a screen it opened mounts in between), with the keys that come meanwhile
+        after them. If it is an escape in turn, they wait for that."""
         held, self._held_keys = self._held_keys or [], None
-        for index, key in enumerate(held):
-            await self._take_key(key)
-            if self._held_keys is not None:
-                self._held_keys.extend(held[index + 1:])
-                return
+        if not held:
+            return
+        await self._take_key(held.pop(0))
+        if self._held_keys is not None:
+            self._held_keys.extend(held)
+        elif held:
+            self._held_keys = held
+            self.call_later(self._let_go)
