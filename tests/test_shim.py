@@ -1,8 +1,8 @@
 """The in-box debugger (sandbox/box/, started as dgym_pdb.py): the driver every test_shim_*.py
 uses, and the tests of the protocol (sandbox/box/protocol.py) the host and the debugger speak.
 
-Every test runs on CPython 3.11, 3.12 and 3.13 (a version is skipped only when its interpreter
-is missing); the pytest-mode tests need pytest importable by that interpreter. The tests of each
+Every test runs on the CPythons of pythons.FULL (3.6 to 3.13: a version is skipped only when its
+interpreter is missing); the pytest-mode tests need pytest importable by that interpreter. The tests of each
 module of the box are in test_shim_<module>.py, beside this file."""
 
 from __future__ import annotations
@@ -19,25 +19,19 @@ from pathlib import Path
 import pexpect
 import pytest
 
+import pythons
+
 SHIM = Path(__file__).resolve().parents[1] / "sandbox" / "box" / "dgym_pdb.py"
-PYTHONS = {
-    "3.11": "/root/.pyenv/versions/3.11.7/bin/python",
-    "3.12": "/root/.pyenv/versions/3.12.1/bin/python",
-    "3.13": "/root/.pyenv/versions/3.13.0/bin/python",
-}
 
 
-@pytest.fixture(params=sorted(PYTHONS))
+@pytest.fixture(params=pythons.FULL)
 def python(request):
-    exe = PYTHONS[request.param]
-    if not os.path.exists(exe):
-        pytest.skip(f"no {exe}")
-    return exe
+    if not pythons.exists(request.param):
+        pytest.skip(f"no Python {request.param} here")
+    return pythons.PATHS[request.param]
 
 
-@cache
-def has_pytest(exe: str) -> bool:
-    return subprocess.run([exe, "-c", "import pytest"], capture_output=True).returncode == 0
+has_pytest = pythons.has_pytest
 
 
 @pytest.fixture

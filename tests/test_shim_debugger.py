@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+import pythons
 from test_shim import PROG, bp, python, run, stopped_at, write  # noqa: F401  (fixtures)
 
 
@@ -68,10 +69,10 @@ def test_print_is_a_command(python, run, tmp_path):
 
 
 def test_breakpoint_builtin_and_ctrl_c(python, run, tmp_path):
-    write(tmp_path, "prog.py", '''
+    write(tmp_path, "prog.py", f'''
         import time
         x = 1
-        breakpoint()
+        {pythons.set_trace_call(python)}
         n = 0
         while True:
             n += 1

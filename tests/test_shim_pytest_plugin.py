@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import pythons
 from test_shim import CALC, TESTS, bp, python, pytest_python, run, write  # noqa: F401  (fixtures)
 
 
@@ -129,10 +130,10 @@ def test_pytest_errors_outside_a_test_call_are_named(pytest_python, run, tmp_pat
 
 
 def test_pytest_debugger_banners_are_dropped(pytest_python, run, tmp_path):
-    write(tmp_path, "test_x.py", TESTS + '''
+    write(tmp_path, "test_x.py", TESTS + f'''
 def test_trace():
     here = 1
-    breakpoint()
+    {pythons.set_trace_call(pytest_python)}
     assert here
 ''')
     write(tmp_path, "calc.py", CALC)

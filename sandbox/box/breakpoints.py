@@ -2,12 +2,12 @@
 hit counts, watch expressions, and running again to a recorded stop."""
 
 import bdb
-import io
+import dis
 import os
 import re
 import types
 
-from . import state
+from . import compat, state
 from .origins import rel
 from .reprs import safe_repr, safe_str, short
 
@@ -109,14 +109,14 @@ def hit_expression(text):
 def _code_lines(path):
     """Every line number that holds code in the file (or None if it does not compile)."""
     try:
-        with io.open_code(path) as f:
+        with compat.open_code(path) as f:
             code = compile(f.read(), path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OSError):
         return None
     lines, todo = set(), [code]
     while todo:
         co = todo.pop()
-        lines.update(line for _, _, line in co.co_lines() if line)
+        lines.update(line for _, line in dis.findlinestarts(co) if line)
         todo.extend(c for c in co.co_consts if isinstance(c, types.CodeType))
     return lines
 
@@ -145,8 +145,8 @@ def restore(dbg, specs):
                 err = f"{file}:{line}: no such file"
             elif lines is not None and line not in lines:
                 err = f"{file}:{line}: no code on that line"
-            elif cond is not None and (msg := syntax_error(cond)):
-                err = f"{file}:{line}: bad condition {cond!r}: {msg}"
+            elif cond is not None and syntax_error(cond):
+                err = f"{file}:{line}: bad condition {cond!r}: {syntax_error(cond)}"
             else:
                 err = dbg.set_break(path, line, bool(spec.get("temporary")), cond)
                 if err is None:
@@ -158,7 +158,8 @@ def restore(dbg, specs):
                         bp.dgym_log = str(spec["log"])
                     if spec.get("hit"):
                         hit = hit_expression(str(spec["hit"]))
-                        if (msg := syntax_error(hit)):
+                        msg = syntax_error(hit)
+                        if msg:
                             state.PENDING_ERRORS.append(f"{file}:{line}: bad hit condition {hit!r}: {msg}")
                         else:
                             bp.dgym_hit = hit

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 
-from . import breakpoints, databreak, protocol, pytest_plugin, reprs, state
+from . import breakpoints, compat, databreak, protocol, pytest_plugin, reprs, state
 from .databreak import DBREAKS  # one list, changed in place: read at every trace event
 from .origins import collection_cause, in_root, is_hidden, is_own, rel, take_notices, SKIP_MODULES
 from .terminal import NoReadline, flush_program_output
@@ -430,7 +430,8 @@ class DgymPdb(pdb.Pdb):
             self.message(f"Breakpoint {bp.number} stops at every hit")
             return
         expr = breakpoints.hit_expression(cond)
-        if (msg := breakpoints.syntax_error(expr)):
+        msg = breakpoints.syntax_error(expr)
+        if msg:
             self.error(f"bad hit condition {cond.strip()!r}: {msg}")
             return
         bp.dgym_hit, bp.dgym_count = expr, 0
@@ -445,7 +446,8 @@ class DgymPdb(pdb.Pdb):
         if not expr:
             self.message("\n".join(f"{i}: {e}" for i, e in enumerate(state.WATCHES, 1)) or "No watch expressions.")
             return
-        if (msg := breakpoints.syntax_error(expr)):
+        msg = breakpoints.syntax_error(expr)
+        if msg:
             self.error(f"bad watch expression {expr!r}: {msg}")
             return
         if expr not in state.WATCHES:
@@ -533,7 +535,13 @@ class DgymPdb(pdb.Pdb):
                 return self.trace_dispatch  # the line the data breakpoint stopped at, seen again
         if DBREAKS and databreak.MONITOR_ID is None and not databreak.PAUSED:
             return self._dgym_trace_data(frame, event, arg)
-        return super().trace_dispatch(frame, event, arg)
+        result = super().trace_dispatch(frame, event, arg)
+        if result is not None and compat.PY < (3, 10) and sys.gettrace() is None:
+            # `c` with no breakpoint turned tracing off during this event, and set_continue took
+            # f_trace off the frames; returning a function would put it back on this one, and
+            # 3.6-3.9 then report its line as the last one traced (a post-mortem at line 1).
+            return None
+        return result
 
     def _dgym_trace_data(self, frame, event, arg):
         """The settrace fallback (3.11): the repo's lines are traced while data breakpoints exist."""

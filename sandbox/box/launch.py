@@ -9,7 +9,7 @@ import sys
 import threading
 import traceback
 
-from . import breakpoints, databreak, protocol, pytest_plugin, state
+from . import breakpoints, compat, databreak, protocol, pytest_plugin, state
 from .debugger import DgymPdb, pdb, stop_here_from_program
 from .origins import is_hidden
 from .terminal import flush_program_output, setup_terminal, take_stdin
@@ -63,13 +63,13 @@ def _exit_status(exc):
 
 def _set_path0(directory):
     """sys.path[0] is the box's folder: make it the program's, as python would (unless -P)."""
-    if not sys.flags.safe_path:
+    if not compat.safe_path():
         sys.path[0] = directory
 
 
 def _load_script(path):
     try:
-        with io.open_code(path) as f:
+        with compat.open_code(path) as f:
             source = f.read()
     except FileNotFoundError:
         _cannot_run(repr(path), "No such file")
@@ -182,7 +182,7 @@ def main():
     state.MAIN_PID = os.getpid()
     databreak.MAIN_THREAD = threading.get_ident()
     databreak.start_monitoring()
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    compat.register_at_fork(after_in_child=_after_fork_in_child)
     # No colour anywhere (3.13 tracebacks, pytest); set before anything prints.
     os.environ["PYTHON_COLORS"] = "0"
     os.environ["NO_COLOR"] = "1"

@@ -1,0 +1,56 @@
+"""The CPythons the pdb engine is tested on: pyenv's 3.6 to 3.13, as every machine here has them.
+
+The whole engine suite runs on FULL (the oldest, one in the middle, the two with sys.monitoring);
+SMOKE (the others) get one walk through each mode. DGYM_ENGINE_PYTHONS="3.7,3.11" (or "all")
+chooses others by hand. A version whose interpreter is missing is skipped, never failed."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+from functools import cache
+
+MINORS = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def _path(minor: str) -> str:
+    found = [p for p in glob.glob(f"/root/.pyenv/versions/{minor}.*/bin/python")
+             if re.fullmatch(rf"/root/.pyenv/versions/{re.escape(minor)}\.\d+/bin/python", p)]
+    return sorted(found)[-1] if found else f"/root/.pyenv/versions/{minor}.x/bin/python (missing)"
+
+
+PATHS = {minor: _path(minor) for minor in MINORS}
+
+_chosen = os.environ.get("DGYM_ENGINE_PYTHONS", "")
+if _chosen == "all":
+    FULL = MINORS
+elif _chosen:
+    FULL = tuple(v.strip() for v in _chosen.split(",") if v.strip())
+else:
+    FULL = ("3.6", "3.9", "3.12", "3.13")
+SMOKE = tuple(v for v in MINORS if v not in FULL)
+
+
+def exists(minor: str) -> bool:
+    return os.access(PATHS[minor], os.X_OK)
+
+
+@cache
+def has_pytest(exe: str) -> bool:
+    return subprocess.run([exe, "-c", "import pytest"], capture_output=True).returncode == 0
+
+
+def minor_of(exe: str) -> tuple[int, int]:
+    """(3, 6) for pyenv's 3.6.15, and so on."""
+    for minor, path in PATHS.items():
+        if path == exe:
+            return tuple(int(x) for x in minor.split("."))
+    out = subprocess.run([exe, "-c", "import sys; print('%d %d' % sys.version_info[:2])"], capture_output=True, text=True)
+    return tuple(int(x) for x in out.stdout.split())
+
+
+def set_trace_call(exe: str) -> str:
+    """breakpoint() (3.7+), or what a program on 3.6 writes instead."""
+    return "breakpoint()" if minor_of(exe) >= (3, 7) else "__import__('pdb').set_trace()"
