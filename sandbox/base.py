@@ -239,6 +239,18 @@ class Sandbox(ABC):
         self.close()
         self.start()
 
+    def python_version(self) -> tuple[int, ...]:
+        """The version of the Python the repo's code runs on here (() when it cannot say)."""
+        info = getattr(self, "python_info", None)
+        if info is not None and info.executable == self.python:  # asked at start
+            return tuple(info.version)
+        probe = self.exec([self.python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=60)
+        last = probe.output.strip().splitlines()[-1] if probe.ok and probe.output.strip() else ""
+        try:
+            return tuple(int(x) for x in last.split("."))
+        except ValueError:
+            return ()
+
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8", errors="replace")
 

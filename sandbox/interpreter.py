@@ -17,10 +17,12 @@ from pathlib import Path
 
 from dgym_tui.sandbox.errors import SandboxError
 
-MIN_VERSION = (3, 11)  # what the in-box pdb shim needs
+MIN_VERSION = (3, 6)  # what the in-box debugger (sandbox/box/) runs on
 
+# Python 2.7 answers too (it has no base_prefix): it runs the repo's code, without pdb.
 _PROBE = ("import json, sys; print(json.dumps({'version': list(sys.version_info[:3]), "
-          "'prefixes': sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}), "
+          "'prefixes': sorted(set([sys.prefix, sys.exec_prefix, getattr(sys, 'base_prefix', sys.prefix), "
+          "getattr(sys, 'base_exec_prefix', sys.exec_prefix)])), "
           "'path': [p for p in sys.path if p], 'executable': sys.executable}))")
 
 
@@ -40,7 +42,7 @@ def find_python(repo: str | os.PathLike, explicit: str | None = None) -> str:
         return str(Path(virtual_env) / "bin" / "python")
     found = shutil.which("python3")
     if not found:
-        raise SandboxError("no python3 on PATH: install Python 3.11+ or give one with --python PATH")
+        raise SandboxError("no python3 on PATH: install Python 3 or give one with --python PATH")
     return found
 
 
@@ -58,11 +60,12 @@ class PythonInfo:
 
 @functools.lru_cache(maxsize=16)
 def probe_python(python: str) -> PythonInfo:
-    """Ask the interpreter what it is; a SandboxError (one line, with the fix) if it cannot run
-    dgym-tui's debugger. Asked once per process (a restart of the sandbox asks no more): a
+    """Ask the interpreter what it is; a SandboxError (one line, with the fix) if it cannot run at
+    all. One too old for the debugger still runs the repo's code (debugger_problem says why pdb is
+    off). Asked once per process (a restart of the sandbox asks no more): a
     pyenv shim alone takes a tenth of a second to answer."""
     try:
-        out = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30,
+        out = subprocess.run([python, "-E", "-s", "-c", _PROBE], capture_output=True, text=True, timeout=30,
                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"})
     except (OSError, subprocess.TimeoutExpired) as e:
         raise SandboxError(f"cannot run the project's Python {python}: {e}; choose one with --python PATH") from None
@@ -72,7 +75,13 @@ def probe_python(python: str) -> PythonInfo:
     data = json.loads(out.stdout)
     info = PythonInfo(executable=data["executable"] or python, version=tuple(data["version"]), prefixes=data["prefixes"],
                       path=data["path"])
-    if info.version[:2] < MIN_VERSION:
-        raise SandboxError(f"the project's Python {python} is {info.version_text}; dgym-tui's debugger needs "
-                           f"3.11 or newer: choose one with --python PATH")
     return info
+
+
+def debugger_problem(version: tuple[int, ...], python: str) -> str | None:
+    """Why the in-box debugger cannot run on this interpreter (None: it can)."""
+    if tuple(version[:2]) >= MIN_VERSION:
+        return None
+    shown = ".".join(map(str, version)) or "unknown"
+    return (f"the project's Python {python} is {shown}; dgym-tui's debugger runs on "
+            f"{'.'.join(map(str, MIN_VERSION))} or newer: choose one with --python PATH")

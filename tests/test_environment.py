@@ -4,9 +4,11 @@ where the environment's Python is too old. A real sandbox (local), real interpre
 
 from __future__ import annotations
 
-import glob
+import os
 
 import pytest
+
+import pythons
 
 from conftest import git, make_sandbox
 from dgym_tui.core.environment import Environment
@@ -31,20 +33,31 @@ def test_the_test_command_leaves_out_files_the_hidden_tests_bring(box):
     assert django.test_command == "./tests/runtests.py --verbosity 2 template_tests.test_new"
 
 
-def test_pdb_runs_the_command_when_it_is_pytest():
-    assert Environment("i", test_command="pytest -rA tests/test_a.py").pdb_entrypoint() == "pytest -rA tests/test_a.py"
-    assert Environment("i", test_command="python -m pytest -x a.py").pdb_entrypoint() == "pytest -x a.py"
-    assert Environment("i", test_command="bin/test -C --verbose sympy/core/tests/test_x.py").pdb_entrypoint() is None
-    assert Environment("i").pdb_entrypoint() is None
+def test_pdb_runs_the_harness_command_whatever_its_runner():
+    def entry(command):
+        return Environment("i", test_command=command).pdb_entrypoint()
+
+    assert entry("pytest -rA tests/test_a.py") == "pytest -rA tests/test_a.py"
+    assert entry("python -m pytest -x a.py") == "pytest -x a.py"
+    assert entry("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 x.tests\nsecond line") == \
+        "python ./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 x.tests"
+    assert entry("PYTHONWARNINGS='ignore::UserWarning' bin/test -C --verbose sympy/core/tests/test_x.py") == \
+        "PYTHONWARNINGS=ignore::UserWarning python bin/test -C --verbose sympy/core/tests/test_x.py"
+    assert entry("tox --current-env -epy39 -v -- tests/test_ext_napoleon.py") == "pytest tests/test_ext_napoleon.py"
+    assert entry("python -m unittest tests.test_x") == "python -m unittest tests.test_x"
+    assert entry("make test") is None and entry("python") is None and entry(None) is None
 
 
 def test_why_pdb_cannot_run_in_an_old_python(box):
     env = Environment("i", test_command="pytest tests/test_a.py")
-    assert env.pdb_problem(box) is None  # the suite's own Python: 3.11+
-    old = sorted(glob.glob("/root/.pyenv/versions/3.6.*/bin/python"))
-    if not old:
-        pytest.skip("no Python 3.6 here (.ci/run's machine has one)")
-    box.python = old[0]
-    assert env.pdb_problem(box) == ("the environment's Python is 3.6, and dgym-tui's debugger needs 3.11 or newer")
-    assert Environment("i", test_command="./tests/runtests.py x").pdb_problem(box).startswith(
-        "its tests do not run under pytest")
+    assert env.pdb_problem(box) is None  # the suite's own Python
+    assert Environment("i", test_command="./tests/runtests.py x").pdb_problem(box) is None
+    assert Environment("i").pdb_problem(box) == "the environment names no test command to run under pdb"
+    for minor in ("3.6", "3.9"):
+        box.python = pythons.PATHS[minor]
+        if pythons.exists(minor):  # every machine here has them (pyenv)
+            assert env.pdb_problem(box) is None, minor
+    box.python = "/root/.pyenv/versions/2.7.18/bin/python"
+    if not os.access(box.python, os.X_OK):
+        pytest.skip("no Python 2.7 here")
+    assert env.pdb_problem(box) == "the environment's Python is 2.7, and dgym-tui's debugger runs on 3.6 or newer"

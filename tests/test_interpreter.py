@@ -11,7 +11,7 @@ import pytest
 
 from conftest import git, make_sandbox
 from dgym_tui.sandbox import SandboxError
-from dgym_tui.sandbox.interpreter import find_python
+from dgym_tui.sandbox.interpreter import debugger_problem, find_python
 
 BASE_PYTHON = os.path.realpath(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)
 
@@ -71,16 +71,20 @@ def test_the_repo_venv_runs_the_program(kind, venv_repo, monkeypatch):
             assert "venv writable" in out  # local does not protect it (README says so)
 
 
-def test_an_interpreter_too_old_for_the_debugger_is_one_line(tmp_path, example_repo):
-    fake = tmp_path / "python3.9"
-    fake.write_text('#!/bin/sh\necho \'{"version": [3, 9, 18], "prefixes": [], "path": [], "executable": "\'$0\'"}\'\n')
-    fake.chmod(0o755)
-    sandbox = make_sandbox("local", example_repo, python=str(fake))
-    with pytest.raises(SandboxError) as err:
-        sandbox.start()
-    assert str(err.value) == (f"the project's Python {fake} is 3.9.18; dgym-tui's debugger needs 3.11 or newer: "
-                              "choose one with --python PATH")
-    assert sandbox.tmp is None  # nothing left behind
+def test_an_interpreter_too_old_for_the_debugger_still_runs_the_repo(tmp_path, example_repo):
+    """Python 2.7 runs the repo's code in the sandbox; the session says in one line that pdb is
+    off (test_an_old_interpreter_turns_pdb_off_with_one_line), never a traceback."""
+    old = "/root/.pyenv/versions/2.7.18/bin/python"
+    if not os.access(old, os.X_OK):
+        pytest.skip("no Python 2.7 here")
+    sandbox = make_sandbox("local", example_repo, python=old)
+    with sandbox:
+        assert sandbox.python_version()[:2] == (2, 7)
+        assert debugger_problem(sandbox.python_version(), old) == (
+            f"the project's Python {old} is 2.7.18; dgym-tui's debugger runs on 3.6 or newer: choose one with --python PATH")
+        assert sandbox.exec([sandbox.python, "-c", "print 'old' + 'style'"], timeout=60).output.strip() == "oldstyle"
+    for minor in ("3.6", "3.10"):
+        assert debugger_problem((int(minor[0]), int(minor[2:]), 0), "x") is None
 
 
 def test_docker_keeps_the_image_interpreter(example_repo):

@@ -96,7 +96,7 @@ def _parse_command(words: list[str], spec: str) -> Entrypoint:
         return Entrypoint("script", words[0], tuple(words[1:]))
     if words[0] in ("pytest", "py.test"):
         return Entrypoint("pytest", "", tuple(words[1:]))
-    if words[0].endswith(".py"):
+    if words[0].endswith(".py") or "/" in words[0]:  # a script by its path (./tests/runtests.py, bin/test)
         return Entrypoint("script", words[0], tuple(words[1:]))
     raise SandboxError(f"cannot tell how to run {spec!r}: start it with python, python -m or pytest")
 

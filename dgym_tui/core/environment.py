@@ -10,7 +10,6 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MIN_PDB = (3, 11)  # what the in-box debugger needs
 _PATHLIKE = re.compile(r"^[\w./-]+\.py(::\S+)?$")
 
 
@@ -35,25 +34,53 @@ class Environment:
         self.test_command = " ".join(kept)
 
     def pdb_entrypoint(self) -> str | None:
-        """What runs under pdb: the test command when it is pytest, else None."""
-        words = shlex.split(self.test_command.strip().splitlines()[0]) if self.test_command and \
-            self.test_command.strip() else []
-        if words[:1] == ["pytest"]:
-            return shlex.join(words)
-        if words[:3] in (["python", "-m", "pytest"], ["python3", "-m", "pytest"]):
-            return shlex.join(["pytest", *words[3:]])
-        return None
+        """What runs under pdb: the harness's test command, whatever its runner (debug_command)."""
+        line = self.test_command.strip().splitlines()[0] if self.test_command and self.test_command.strip() else ""
+        return debug_command(line)
 
     def pdb_problem(self, sandbox) -> str | None:
         """Why the debugger cannot run in this environment (None: it can)."""
+        from dgym_tui.sandbox.interpreter import MIN_VERSION
+
         if self.pdb_entrypoint() is None:
-            return "its tests do not run under pytest, which the debugger's entrypoint needs here"
-        probe = sandbox.exec([sandbox.python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], timeout=60)
-        version = probe.output.strip().splitlines()[-1] if probe.ok and probe.output.strip() else "unknown"
-        try:
-            if tuple(int(x) for x in version.split(".")) >= MIN_PDB:
-                return None
-        except ValueError:
-            pass
-        return (f"the environment's Python is {version}, and dgym-tui's debugger needs "
-                f"{'.'.join(map(str, MIN_PDB))} or newer")
+            return "the environment names no test command to run under pdb"
+        version = sandbox.python_version()
+        if version[:2] >= MIN_VERSION:
+            return None
+        shown = ".".join(map(str, version[:2])) or "unknown"
+        return (f"the environment's Python is {shown}, and dgym-tui's debugger runs on "
+                f"{'.'.join(map(str, MIN_VERSION))} or newer")
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def debug_command(command: str) -> str | None:
+    """A test command as a harness writes it, as the debugger's entrypoint (core/entrypoint.py):
+    pytest stays pytest; a runner script (Django's `./tests/runtests.py`, sympy's `bin/test`) or
+    `python -m unittest` runs as the script or module it is, and the debugger stops at its first
+    failing test (sandbox/box/runners.py); tox, which runs pytest in these environments, becomes
+    pytest on the paths after `--`. None when there is nothing to run."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    env = []
+    while words and _ASSIGNMENT.match(words[0]):
+        env.append(words.pop(0))
+    if not words:
+        return None
+    program, rest = words[0], words[1:]
+    if program in ("pytest", "py.test"):
+        run = ["pytest", *rest]
+    elif program in ("python", "python3") or program.startswith("python3."):
+        run = ["pytest", *rest[2:]] if rest[:2] == ["-m", "pytest"] else ["python", *rest]
+    elif program == "tox":
+        run = ["pytest", *(rest[rest.index("--") + 1:] if "--" in rest else [])]
+    elif "/" in program or program.endswith(".py"):
+        run = ["python", program, *rest]  # a runner script, whatever its name (bin/test)
+    else:
+        return None
+    if run == ["python"]:
+        return None
+    return shlex.join([*env, *run])

@@ -156,6 +156,7 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
         self.entrypoint = (parse_entrypoint(self.entrypoint_spec) if self.entrypoint_spec
                            else detect_entrypoint(self.sandbox, self.project))
         self.compile_ahead.request(self.sandbox)
+        self._check_interpreter(actor)
         if self.with_debugger:
             self._launch(actor)
 
@@ -180,10 +181,24 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
         if problem is None and found.pdb_entrypoint():
             self.entrypoint_spec = self.entrypoint_spec or found.pdb_entrypoint()
         elif problem is not None:
-            self.with_debugger = False
-            self.pdb_unavailable = problem
-            self.tools.pop("pdb", None)
-            self.events.emit(Notice(message=f"pdb is off for this task: {problem}"), actor)
+            self._pdb_off(problem, actor)
+
+    def _check_interpreter(self, actor: str) -> None:
+        """pdb off, said in one line, where the repo's Python is older than the debugger runs on
+        (2.7, 3.5): the tree, the source and the agent's other tools still work."""
+        if self.pdb_unavailable or not (self.with_debugger or "pdb" in self.tools):
+            return
+        from dgym_tui.sandbox.interpreter import debugger_problem
+
+        problem = debugger_problem(self.sandbox.python_version(), self.sandbox.python)
+        if problem is not None:
+            self._pdb_off(problem, actor)
+
+    def _pdb_off(self, problem: str, actor: str) -> None:
+        self.with_debugger = False
+        self.pdb_unavailable = problem
+        self.tools.pop("pdb", None)
+        self.events.emit(Notice(message=f"pdb is off for this task: {problem}"), actor)
 
     def _sandbox_ready(self, actor: str, warning: str | None = None) -> None:
         sandbox = self.sandbox

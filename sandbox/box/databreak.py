@@ -1,6 +1,6 @@
 """Data breakpoints: stop where a watched value changes, with its old and new values and the line
 that changed it. sys.monitoring's LINE and PY_RETURN events on 3.12+ (cheap: lines outside the repo
-are disabled), the debugger's settrace on 3.11 (DgymPdb._dgym_trace_data)."""
+are disabled), the debugger's settrace before 3.12 (DgymPdb._dgym_trace_data)."""
 
 import os
 import sys

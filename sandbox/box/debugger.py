@@ -173,7 +173,7 @@ class DgymPdb(pdb.Pdb):
         return result
 
     def _dgym_exception_of(self, tb_or_exc):
-        """The exception being post-mortem'd. 3.11/3.12 pass only a traceback: find its owner."""
+        """The exception being post-mortem'd. Before 3.13 pdb passes only a traceback: find its owner."""
         if isinstance(tb_or_exc, BaseException):
             return tb_or_exc
 
@@ -331,7 +331,7 @@ class DgymPdb(pdb.Pdb):
                   "data_breakpoints": [d.status() for d in DBREAKS]}
         if self._dgym_data_change is not None:
             status["data_change"], self._dgym_data_change = self._dgym_data_change, None
-        if state.MODE == "pytest" and self._dgym_post_mortem:
+        if (state.MODE == "pytest" or state.TEST) and self._dgym_post_mortem:  # pytest's or another runner's
             status["failed_tests"] = list(state.FAILED)
             if pytest_plugin.LAST_FAILURE is not None:
                 status["phase"] = pytest_plugin.LAST_FAILURE[1]
@@ -544,7 +544,7 @@ class DgymPdb(pdb.Pdb):
         return result
 
     def _dgym_trace_data(self, frame, event, arg):
-        """The settrace fallback (3.11): the repo's lines are traced while data breakpoints exist."""
+        """The settrace fallback (before 3.12): the repo's lines are traced while data breakpoints exist."""
         if event == "call" and self.stoplineno == -1 and self.botframe is not None and frame is not self.stopframe:
             # running on after `c`: bdb would only look for breakpoints in this file
             if databreak.code_is_checked(frame.f_code):

@@ -4,7 +4,7 @@
     python3 dgym_pdb.py -m module [args...]     like `python -m pdb -m module`
     python3 dgym_pdb.py --pytest [args...]      pytest in-process, post-mortem on failures
 
-Standard library only, CPython 3.11-3.13. This folder's modules do the work, one per job (see
+Standard library only, CPython 3.6 to 3.13. This folder's modules do the work, one per job (see
 __init__.py); protocol.py documents what the host and this process say to each other.
 """
 

@@ -9,7 +9,7 @@ import sys
 import threading
 import traceback
 
-from . import breakpoints, compat, databreak, protocol, pytest_plugin, state
+from . import breakpoints, compat, databreak, protocol, pytest_plugin, runners, state
 from .debugger import DgymPdb, pdb, stop_here_from_program
 from .origins import is_hidden
 from .terminal import flush_program_output, setup_terminal, take_stdin
@@ -205,6 +205,7 @@ def main():
         sys.exit(2)
     if args[0] == "--pytest":
         _run_pytest(dbg, args[1:])
+    runners.install()  # a unittest or sympy runner's failing test stops here too
     dbg._dgym_started = False  # the first stop is "start"
     if args[0] == "-m":
         state.MODE = "module"

@@ -3,7 +3,7 @@
 The debugger is the stdlib pdb, plus one machine-readable status line before every prompt.
 
 Runs INSIDE the sandbox as the entrypoint, with cwd = the repo root (standard library only,
-CPython 3.11-3.13):
+CPython 3.6 to 3.13):
 
     python3 dgym_pdb.py script.py [args...]     like `python -m pdb script.py`
     python3 dgym_pdb.py -m module [args...]     like `python -m pdb -m module`
@@ -47,11 +47,13 @@ The JSON of a marker (version "v": 1):
     phase         pytest mode, in a post-mortem: the phase that failed, "collect" | "setup" |
                   "call" | "teardown" (a collection error's `continue` goes on to the next file)
     test          pytest mode: the node id of the test being run or post-mortem'd
-                  ("tests/test_x.py::test_y"); null outside a test and in the other modes
+                  ("tests/test_x.py::test_y"); under another test runner (runners.py), the
+                  failing test's id in its post-mortem ("tests.test_x.T.test_y" for unittest,
+                  "sympy/x/tests/test_y.py::test_z" for sympy's); else null
 A post-mortem opens at the deepest frame of the repo's own code (not unittest's or a library's:
 `down` goes on into them); pytest's "could not collect" error opens at the import that failed.
-    failed_tests  pytest mode, while in a post-mortem: the node ids that failed so far in this
-                  run, in order (collection errors by the file's node id), as pytest's --lf
+    failed_tests  in a failing test's post-mortem (pytest, or another runner): the ids that failed
+                  so far in this run, in order (collection errors by the file's node id), as pytest's --lf
                   would re-run them
   exit    {"event": "exit", "code", "pid"[, "errors"][, "restart", "restart_args"]
            [, "failed_tests"]}
@@ -59,7 +61,7 @@ A post-mortem opens at the deepest frame of the repo's own code (not unittest's 
     restart       true when the person typed pdb's `restart` / `run`: the host should spawn a
                   fresh process (breakpoints restored); "restart_args" is the argument list
                   typed after it (`restart -k slow`), when any, to replace the program's
-    failed_tests  pytest mode: every node id that failed in this run (empty if none)
+    failed_tests  pytest mode, or a runner's tests failed: every test id that failed in this run
 """
 
 import json
@@ -133,6 +135,6 @@ def emit_exit(code):
         payload["restart"] = True
         if state.RESTART_ARGS:
             payload["restart_args"] = state.RESTART_ARGS
-    if state.MODE == "pytest":
+    if state.MODE == "pytest" or state.FAILED:
         payload["failed_tests"] = list(state.FAILED)
     write_raw(marker(payload) + "\n")

@@ -23,7 +23,7 @@ def arm_tracer():
 _BANNER = re.compile(r"PDB \w+( \(IO-capturing .*\))?|entering PDB")
 CONFIG = None
 LAST_FAILURE = None     # (node id, phase) of the last failure, for the traceback's heading
-INTERACT_EXC = None     # the exception pytest's --pdb is about to post-mortem (3.11/3.12 pass its traceback)
+INTERACT_EXC = None     # the exception pytest's --pdb is about to post-mortem (before 3.13 it passes its traceback)
 
 
 def _note_failure(nodeid, when):
