@@ -1,4 +1,5 @@
-"""The live pdb engine, for real: one suite over both sandboxes (and, locally, Python 3.11-3.13)."""
+"""The live pdb engine, for real: one suite over both sandboxes (and, locally, the Pythons of
+pythons.SANDBOXED: 3.6, 3.9 and 3.13)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,20 @@ import time
 
 import pytest
 
+import pythons
 from conftest import make_sandbox, require_bwrap, require_docker
 from dgym_tui.core.events import AGENT, HUMAN
 from dgym_tui.core.session import Session
 
-PYTHONS = {v: f"/root/.pyenv/versions/{v}/bin/python" for v in ("3.11.7", "3.12.1", "3.13.0")}
-
-
-def _has_pytest(python: str) -> bool:
-    return subprocess.run([python, "-c", "import pytest"], capture_output=True).returncode == 0
+PYTHONS = {v: pythons.PATHS[v] for v in pythons.SANDBOXED}
+_has_pytest = pythons.has_pytest
 
 
 # Each engine variant: the Docker sandbox, the bwrap jail, and the local sandbox with each Python
 # found here.
 ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker),
            pytest.param(("bwrap", None), id="bwrap")] + [
-    pytest.param(("local", path), id=f"local-py{v[:4]}") for v, path in PYTHONS.items() if os.path.exists(path)
+    pytest.param(("local", path), id=f"local-py{v}") for v, path in PYTHONS.items() if os.path.exists(path)
 ] or [pytest.param(("local", None), id="local")]
 
 PROGRAMS = {
@@ -528,7 +527,7 @@ def test_sandbox_dying_mid_command_is_reported_and_restartable(open_session, eng
     assert [e.data.message for e in s.events.history if e.kind == "error"] == [s.error]
     r = s.restart_sandbox()
     assert s.state.program == "stopped" and r.stop.line == 1
-    assert s.send("n").stop.line == 2
+    assert s.send("n").stop.line in (2, 3)  # 3.8 and 3.9 give `while True:` no line of its own
 
 
 def test_one_breakpoint_per_line_and_paths_read_repo_relative(open_session):

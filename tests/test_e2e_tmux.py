@@ -532,3 +532,73 @@ def test_a_tool_from_the_palette_runs_from_its_form(installed, example_repo, tmp
         tmux.wait_for("DGYM-EXITED-0", timeout=30)
     finally:
         tmux.close()
+
+
+@pytest.mark.parametrize("minor", ["3.6", "3.9", "3.10"])
+def test_a_repo_on_its_own_older_python_opens_at_its_failing_test(installed, tmp_path, minor):
+    """Issue 42: a repo whose .venv is CPython 3.6, 3.9 or 3.10 opens at its failing test, and a
+    breakpoint, `c` and `p` in the pdb console work as on 3.13 (the venv sees that Python's own
+    pytest, as a person's venv would have its own)."""
+    import pythons
+    from real_repos import PACKAGE_TESTS as real
+
+    if not pythons.exists(minor) or not pythons.has_pytest(pythons.PATHS[minor]):
+        pytest.skip(f"no Python {minor} with pytest here (.ci/run installs them)")
+    repo = real.write(tmp_path / "repo")
+    subprocess.run([pythons.PATHS[minor], "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(repo / ".venv")], check=True)
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    tmux = Tmux(f"dgym-e2e-py{minor.replace('.', '')}-{os.getpid()}", f"{installed} --sandbox local {repo}", str(tmp_path), env)
+    try:
+        tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
+        assert "3.11 or newer" not in tmux.screen()
+        tmux.type("!")
+        tmux.type(f"b {real.breakpoint}")
+        tmux.keys("Enter")
+        tmux.wait_for(f"Breakpoint 1 at {real.breakpoint}")
+        tmux.type("c")
+        tmux.keys("Enter")
+        tmux.wait_for(f"stopped at {real.breakpoint}", timeout=120)
+        tmux.type("p (__import__('sys').version_info[:2], total, count)")
+        tmux.keys("Enter")
+        tmux.wait_for(f"(({minor.replace('.', ', ')}), 12, 2)")
+        tmux.keys("Escape")
+        tmux.type("q")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
+
+
+def test_a_unittest_runner_scripts_first_c_stops_in_the_failing_test(installed, tmp_path):
+    """Issue 42: a repo whose tests run under a runner script like Django's tests/runtests.py
+    (unittest underneath), opened with `-e "python tests/runtests.py --verbosity 2"`: the first
+    `c` stops in the failing test with its values, not at the end of the run."""
+    from real_repos import UNITTEST_SUITE as real
+
+    repo = real.write(tmp_path / "repo")
+    (repo / "tests" / "runtests.py").write_text(
+        "import argparse, os, sys, unittest\n"
+        "sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--verbosity', type=int, default=1)\n"
+        "options = parser.parse_args()\n"
+        "suite = unittest.defaultTestLoader.discover('tests', top_level_dir='.')\n"
+        "result = unittest.TextTestRunner(verbosity=options.verbosity).run(suite)\n"
+        "sys.exit(not result.wasSuccessful())\n")
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    tmux = Tmux(f"dgym-e2e-runner-{os.getpid()}",
+                f"{installed} --sandbox bwrap -e 'python tests/runtests.py --verbosity 2' {repo}", str(tmp_path), env)
+    try:
+        tmux.wait_for("stopped at tests/runtests.py:1", timeout=120)
+        tmux.type("!c")
+        tmux.keys("Enter")
+        tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
+        tmux.type("p merge([(1, 3), (3, 5)])")
+        tmux.keys("Enter")
+        tmux.wait_for("[(1, 3), (3, 5)]")
+        tmux.keys("Escape")
+        tmux.type("q")
+        tmux.wait_for("DGYM-EXITED-0", timeout=30)
+    finally:
+        tmux.close()
