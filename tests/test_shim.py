@@ -94,8 +94,8 @@ class Shim:
 def run(tmp_path):
     shims = []
 
-    def start(python, args, breakpoints=(), **kw):
-        shim = Shim(python, args, tmp_path, breakpoints, **kw)
+    def start(python, args, breakpoints=(), cwd=None, **kw):
+        shim = Shim(python, args, cwd or tmp_path, breakpoints, **kw)
         shims.append(shim)
         return shim
 
