@@ -58,6 +58,10 @@ class BreakpointRegistry:
     def __init__(self):
         self._lock = threading.Lock()
         self._items: list[Breakpoint] = []
+        # pdb's list as last synced (None once the registry changed otherwise): every command's
+        # marker carries it, and it rarely changes; rebuilding and comparing the items each time
+        # cost ~20 µs a command per breakpoint
+        self._reported: list[dict] | None = None
         # watch expressions: shown at every stop, kept across restarts like the breakpoints
         self.watches: list[str] = []
 
@@ -76,16 +80,20 @@ class BreakpointRegistry:
         """Record a breakpoint while no pdb process runs (it is set when the next one starts)."""
         with self._lock:
             self._items = [b for b in self._items if b.key != bp.key] + [bp]
+            self._reported = None
 
     def remove(self, file: str, line: int) -> bool:
         with self._lock:
             before = len(self._items)
             self._items = [b for b in self._items if b.key != (file, line)]
+            self._reported = None
             return len(self._items) != before
 
     def sync(self, reported: list[dict], actor: str) -> bool:
         """Take pdb's list as the truth; new breakpoints are credited to `actor`. True if changed."""
         with self._lock:
+            if reported == self._reported:
+                return False
             known = {b.key: b.actor for b in self._items}
             new_items = [
                 Breakpoint(file=r["file"], line=r["line"], cond=r.get("cond"), enabled=r.get("enabled", True),
@@ -95,7 +103,7 @@ class BreakpointRegistry:
                 for r in reported
             ]
             changed = [b.to_dict() for b in new_items] != [b.to_dict() for b in self._items]
-            self._items = new_items
+            self._items, self._reported = new_items, reported
             return changed
 
     def to_restore(self) -> list[dict]:
@@ -122,6 +130,7 @@ class BreakpointRegistry:
         moves = line_moves(diff)
         dropped: list[Breakpoint] = []
         with self._lock:
+            self._reported = None
             kept = []
             for bp in self._items:
                 if bp.file not in moves:
