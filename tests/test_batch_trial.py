@@ -376,6 +376,35 @@ def test_a_test_that_loops_forever_is_a_failure_found_in_seconds(tmp_path, stub_
     assert left == [], left
 
 
+def test_a_suite_that_hangs_everywhere_gives_the_agent_its_task_at_the_first_hang(tmp_path, stub_llm):
+    """Issue 42: as QuixBugs' bitcount, nine parametrized tests that all loop forever. The run that
+    writes the task ends at the first hang and says how many were left out: the agent's first
+    request comes within 60 s (84 s before, with each hang after the first costing 5 s); scoring
+    still runs and reports every test."""
+    from batch_fixtures import write
+
+    tests = ("import pytest\nfrom bitcount_code import bitcount\n\n\n"
+             "@pytest.mark.parametrize('n, expected', [(127, 7), (128, 1), (3005, 9), (13, 3), (14, 3), "
+             "(27, 4), (834, 4), (254, 7), (256, 1)])\ndef test_bitcount(n, expected):\n"
+             "    assert bitcount(n) == expected\n")
+    write(tmp_path / "set" / "bitcount", {"bitcount_code.py": BITCOUNT, "test.py": tests})
+    task = load_tasks(tmp_path / "set")[0]
+    stub_llm.push(*[stub_responder({"bitcount": [GIVE_UP[0]]})] * 2)
+    started = time.time()
+    out = run_trial(TrialSpec(task=task, arm=Arm("all", []), attempt=1, model="openai/stub", api_base=stub_llm.url,
+                              sandbox="local", yes=True, env={"OPENAI_API_KEY": "sk-test-not-real"}))
+    r = out.result
+    first_step = stub_llm.requests[0]["time"] - started
+    print(f"\nnine hanging tests: the first request came {first_step:.1f} s after the trial started, "
+          f"the trial took {time.time() - started:.1f} s")
+    assert first_step < 60, f"the agent's first request came {first_step:.1f} s after the trial's start"
+    task_message = next(m["content"] for m in stub_llm.requests[0]["body"]["messages"] if m["role"] == "user")
+    assert "The run ended at this first hang: 8 more tests were not run (eval runs them all)." in task_message
+    assert "test.py::test_bitcount[127-7]: timed out after 20 s at bitcount_code.py:" in task_message
+    assert r["status"] == "unresolved", json.dumps(r, default=str)
+    assert len(r["timed_out"]) == 9, r["timed_out"]  # scoring ran every test
+
+
 def test_a_hang_fixed_is_resolved(tmp_path):
     """With the loop fixed the same task is resolved; task.toml's test_timeout sets the limit."""
     task = hang_task(tmp_path / "set")

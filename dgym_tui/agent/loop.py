@@ -199,7 +199,7 @@ class Agent:
         names = sorted(self.tools)
         task = self.task
         if not task:
-            task = task_from_tests(self.session.run_tests(actor=AGENT))
+            task = task_from_tests(self.session.run_tests(actor=AGENT, stop_after_hang=True))
         self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
                                                  max_steps=self.max_steps, max_cost=self.max_cost,
                                                  scripted=self.model.name.startswith("scripted:"),

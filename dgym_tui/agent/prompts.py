@@ -121,4 +121,8 @@ def task_from_tests(tests) -> str:
         text += "\n\n" + HANGS.format(hangs="Stopped at the time limit:\n" + lines)
     elif hung:
         text += "\n\n" + HANGS.format(hangs="").lstrip("\n")
+    not_run = getattr(tests, "not_run", 0)
+    if not_run:
+        text += (f"\nThe run ended at this first hang: {not_run} more test{'s were' if not_run > 1 else ' was'} "
+                 "not run (eval runs them all).")
     return text

@@ -147,7 +147,10 @@ def task_text(session, task: Task) -> str:
     from dgym_tui.agent.prompts import task_from_tests
     from dgym_tui.batch.scoring import entrypoint_args
 
-    return task_from_tests(session.run_tests(args=shlex.join(entrypoint_args(task)), actor="agent"))
+    # Ended at the first hang: its place is what the agent needs, and each more hanging test
+    # would delay its first step by a quarter of the limit (scoring still runs every test).
+    return task_from_tests(session.run_tests(args=shlex.join(entrypoint_args(task)), actor="agent",
+                                             stop_after_hang=True))
 
 
 @contextlib.contextmanager

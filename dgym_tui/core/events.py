@@ -353,6 +353,7 @@ class Tests(Payload):
     output: str                  # the tail of pytest's output
     exit_code: int | None = None
     timed_out: list[dict] = field(default_factory=list)  # {test, seconds, where}: stopped at the per-test limit
+    not_run: int = 0             # tests left out: the run stopped after its first hang (stop_after_hang)
 
     @property
     def ok(self) -> bool:

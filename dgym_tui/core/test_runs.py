@@ -55,6 +55,7 @@ class PytestRun:
     suite_timed_out: bool = False    # the whole run ran past its own limit
     reported: bool = False           # the plugin reported at least one test or file
     rounds: int = 1
+    not_run: int = 0                 # tests left out by stop_after_hang
     problem: str | None = None       # pytest did not run at all (a usage error, a hang before any test): why
 
     def status_of(self, test_id: str) -> str:
@@ -75,7 +76,7 @@ class PytestRun:
 
 
 def plugin_env(box, test_timeout: float | None, report: str | None = None, skip: str | None = None,
-               pythonpath: str | None = None) -> dict[str, str]:
+               pythonpath: str | None = None, stop_after_hang: bool = False) -> dict[str, str]:
     """The environment that loads the plugin (its folder last on PYTHONPATH, after `pythonpath`)."""
     folder = posixpath.join(box.box_dir, "plugins")
     env = {"PYTHONPATH": f"{pythonpath}:{folder}" if pythonpath else folder,
@@ -84,19 +85,24 @@ def plugin_env(box, test_timeout: float | None, report: str | None = None, skip:
         env["DGYM_TEST_REPORT"] = report
     if skip:
         env["DGYM_TEST_SKIP"] = skip
+    if stop_after_hang:
+        env["DGYM_TEST_STOP_AFTER_HANG"] = "1"
     return env
 
 
 def run_pytest(box, args: list[str] | str, env: dict[str, str] | None = None, timeout: float = 600,
                test_timeout: float | None = DEFAULT_TEST_TIMEOUT, options: str = "-q -rfE",
-               output_cap: int | None = None, command: str | None = None, user: str | None = None) -> PytestRun:
+               output_cap: int | None = None, command: str | None = None, user: str | None = None,
+               stop_after_hang: bool = False) -> PytestRun:
     """`python -m pytest OPTIONS ARGS` in the sandbox's repo, each test limited to test_timeout
     seconds (None or 0: no limit) and the whole to `timeout`. env: assignments for the command
     (the entrypoint's); the sandbox's program_env applies beneath them. Never raises for what
     the tests do; SandboxError only when the sandbox itself fails.
     command: a shell command of the task's own instead (a harness's test command, an eval
     script): the plugin reaches any pytest it runs through PYTEST_ADDOPTS, and a run that had to
-    be killed is not run again (the command is the task's, whole). user: Docker's exec user."""
+    be killed is not run again (the command is the task's, whole). user: Docker's exec user.
+    stop_after_hang: the run ends after the first test past its limit (run.not_run says how many
+    were left out): for a run that only needs to say what fails, never for scoring."""
     env = dict(env or {})
     words = args if isinstance(args, str) else shlex.join(args)
     token = uuid.uuid4().hex[:10]
@@ -108,11 +114,13 @@ def run_pytest(box, args: list[str] | str, env: dict[str, str] | None = None, ti
     pythonpath = (env.pop("PYTHONPATH", None) or box.program_env.get("PYTHONPATH")
                   or getattr(box, "base_env", {}).get("PYTHONPATH"))
     run = PytestRun()
+    records: list[dict] = []
     outputs: list[str] = []
     seen_lines = 0
     try:
         for round_ in range(1, MAX_ROUNDS + 1):
-            assign = {**env, **plugin_env(box, test_timeout, report, skip if round_ > 1 else None, pythonpath)}
+            assign = {**env, **plugin_env(box, test_timeout, report, skip if round_ > 1 else None, pythonpath,
+                                          stop_after_hang)}
             if command is not None:
                 assign["PYTEST_ADDOPTS"] = f"-p {PLUGIN}"
             line = "".join(f"{k}={shlex.quote(v)} " for k, v in assign.items())
@@ -130,7 +138,7 @@ def run_pytest(box, args: list[str] | str, env: dict[str, str] | None = None, ti
             killed = _apply(run, records[seen_lines:], result.timed_out, timeout)
             seen_lines = len(records)
             run.suite_timed_out = result.timed_out
-            if result.timed_out or not killed or command is not None:
+            if result.timed_out or not killed or command is not None or (stop_after_hang and run.timed_out):
                 break
             # a test had to be killed with its run: the rest again, without what already ran
             done = [r["id"] for r in records if "id" in r and not r.get("collect")]
@@ -140,6 +148,10 @@ def run_pytest(box, args: list[str] | str, env: dict[str, str] | None = None, ti
     finally:
         box.exec(["rm", "-f", report, skip], timeout=30, **({"user": user} if user is not None else {}))
     run.output = "".join(outputs)
+    if stop_after_hang and run.timed_out:
+        totals = [r["total"] for r in records if isinstance(r.get("total"), int)]
+        if totals:
+            run.not_run = max(0, totals[0] - len(run.outcomes))
     if command is None and not run.reported and (run.suite_timed_out or run.exit_code not in (0, 5)):
         last = [ln for ln in run.output.strip().splitlines() if ln.strip()][-1:] or ["no output"]
         run.problem = (f"the tests ran past {timeout:g} s before any test ended" if run.suite_timed_out
@@ -217,7 +229,8 @@ def tests_event(run: PytestRun, statuses: dict[str, str] | None = None):
         tests = Tests(**run.counts(), failing=run.failing(), output=output[-20000:], exit_code=run.exit_code)
     else:
         tests = parse_pytest_summary(output, run.exit_code)
-    return replace(tests, timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where} for t in run.timed_out])
+    return replace(tests, timed_out=[{"test": t.test, "seconds": t.seconds, "where": t.where} for t in run.timed_out],
+                   not_run=run.not_run)
 
 
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?)")

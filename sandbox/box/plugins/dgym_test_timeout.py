@@ -12,6 +12,10 @@ interpreters of SWE-bench's environments), so no newer syntax here. Set by the e
                      says which test it was in.
   DGYM_TEST_SKIP     a file of test ids, one per line, left out of the run (the tests a run that
                      had to be killed already reported: the harness runs the rest again).
+  DGYM_TEST_STOP_AFTER_HANG  "1": the run ends after the first test past its limit (a run that
+                     only needs to say what fails, not every test: a bug that hangs one test
+                     often hangs all of them). The report's {"total": N} line, written once the
+                     tests are collected, tells how many were not run.
 
 A test past its limit gets SIGALRM, whose handler fails it (pytest.fail, a BaseException: an
 `except Exception` in the loop cannot swallow it) with the place it was running and that frame's
@@ -66,6 +70,7 @@ class _Limit(object):
             except (IOError, OSError):
                 pass
         self.timed_out_once = False
+        self.stop_after_hang = os.environ.get("DGYM_TEST_STOP_AFTER_HANG") == "1"
         self.current = None          # the id of the test (or file) under a limit now
         self.deadline = None
         self.fired = None            # (seconds, where) once the limit fired for the current one
@@ -175,13 +180,14 @@ class _Limit(object):
     # --- hooks ----------------------------------------------------------------------------------
 
     def pytest_collection_modifyitems(self, session, config, items):
-        if not self.skip:
-            return
-        kept = [item for item in items if self.test_id(item.nodeid) not in self.skip]
-        gone = [item for item in items if self.test_id(item.nodeid) in self.skip]
-        if gone:
-            config.hook.pytest_deselected(items=gone)
-            items[:] = kept
+        if self.skip:
+            kept = [item for item in items if self.test_id(item.nodeid) not in self.skip]
+            gone = [item for item in items if self.test_id(item.nodeid) in self.skip]
+            if gone:
+                config.hook.pytest_deselected(items=gone)
+                items[:] = kept
+        if self.stop_after_hang:
+            self.write({"total": len(items)})
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector):
@@ -220,6 +226,8 @@ class _Limit(object):
             record = {"id": test, "outcome": self.outcomes.pop(test, "passed"), "timeout": None, "where": None}
             if fired is not None:
                 record.update(outcome="failed", timeout=fired[0], where=fired[1][0], stack=fired[1][1])
+                if self.stop_after_hang:
+                    item.session.shouldstop = "stopped after the first test past its time limit"
             self.write(record)
 
     def pytest_runtest_logreport(self, report):
