@@ -66,8 +66,10 @@ def test_json_actions_of_a_real_model_are_all_well_formed_and_run(server, exampl
     """Held to the schema by llama.cpp's grammar, every reply is one call the agent runs."""
     agent = run_agent(example, server.model(), tool_format="json", max_steps=5)
     stats = step_stats(example.events.history)
-    assert stats["steps"] >= 3 and stats["valid"] == stats["steps"], (agent.outcome, agent.stuck, stats)
     replies = [e.data.text for e in example.events.history if e.kind == "model_reply"]
+    not_run = [(e.data.tool, e.data.observation[:200]) for e in example.events.history
+               if e.kind == "tool_result" and not e.data.executed]  # what a failure here was, said
+    assert stats["steps"] >= 3 and stats["valid"] == stats["steps"], (agent.outcome, agent.stuck, stats, replies, not_run)
     assert all(json.loads(text)["name"] in TOOLS for text in replies), replies
     assert example.state.agent.tool_format == "json"
 
