@@ -244,12 +244,17 @@ class Sandbox(ABC):
         info = getattr(self, "python_info", None)
         if info is not None and info.executable == self.python:  # asked at start
             return tuple(info.version)
+        known = getattr(self, "_python_version", None)
+        if known is not None and known[0] == self.python:  # an environment's check asked already
+            return known[1]
         probe = self.exec([self.python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout=60)
         last = probe.output.strip().splitlines()[-1] if probe.ok and probe.output.strip() else ""
         try:
-            return tuple(int(x) for x in last.split("."))
+            version = tuple(int(x) for x in last.split("."))
         except ValueError:
             return ()
+        self._python_version = (self.python, version)
+        return version
 
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8", errors="replace")

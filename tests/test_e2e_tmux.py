@@ -449,6 +449,17 @@ def test_closing_the_terminal_removes_the_sandbox(installed, example_repo, backe
         assert not os.path.exists(copies[0]), "the sandbox copy was left behind"
 
 
+def _break_and_continue(tmux, where: str) -> None:
+    """In the pdb console, as a person types: a breakpoint at WHERE, then `c` to it."""
+    tmux.type("!")  # the pdb console
+    tmux.type(f"b {where}")
+    tmux.keys("Enter")
+    tmux.wait_for(f"Breakpoint 1 at {where}")
+    tmux.type("c")
+    tmux.keys("Enter")
+    tmux.wait_for(f"stopped at {where}", timeout=120)
+
+
 def _real_repo_cases():
     from real_repos import NEEDS_PACKAGE, WITHOUT_PACKAGES
 
@@ -487,13 +498,7 @@ def test_a_real_shaped_repo_opens_at_its_failure_and_shows_the_failing_tests_val
                 str(tmp_path), env)
     try:
         tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
-        tmux.type("!")  # the pdb console
-        tmux.type(f"b {real.breakpoint}")
-        tmux.keys("Enter")
-        tmux.wait_for(f"Breakpoint 1 at {real.breakpoint}")
-        tmux.type("c")
-        tmux.keys("Enter")
-        tmux.wait_for(f"stopped at {real.breakpoint}", timeout=120)
+        _break_and_continue(tmux, real.breakpoint)
         tmux.type(f"p {real.expression}")
         tmux.keys("Enter")
         tmux.wait_for(real.value)
@@ -553,13 +558,7 @@ def test_a_repo_on_its_own_older_python_opens_at_its_failing_test(installed, tmp
     try:
         tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
         assert "3.11 or newer" not in tmux.screen()
-        tmux.type("!")
-        tmux.type(f"b {real.breakpoint}")
-        tmux.keys("Enter")
-        tmux.wait_for(f"Breakpoint 1 at {real.breakpoint}")
-        tmux.type("c")
-        tmux.keys("Enter")
-        tmux.wait_for(f"stopped at {real.breakpoint}", timeout=120)
+        _break_and_continue(tmux, real.breakpoint)
         tmux.type("p (__import__('sys').version_info[:2], total, count)")
         tmux.keys("Enter")
         tmux.wait_for(f"(({minor.replace('.', ', ')}), 12, 2)")
