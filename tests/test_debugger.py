@@ -542,6 +542,21 @@ def test_one_breakpoint_per_line_and_paths_read_repo_relative(open_session):
     assert s.sandbox.root not in where and "main.py(" in where
 
 
+def test_a_typed_break_names_the_repos_file_and_only_the_root_is_cut_from_paths(open_session, repo):
+    # A copy of helpers.py elsewhere on sys.path (an installed one, as site-packages holds): pdb
+    # would find that first for `b helpers.py:4` when the program runs from another folder.
+    (repo / "elsewhere").mkdir()
+    (repo / "elsewhere" / "helpers.py").write_text("def other():\n    return 0\n\n\nx = 1\n")
+    (repo / "elsewhere" / "run.py").write_text(
+        "import sys\nsys.path.insert(0, sys.argv[1])\nimport helpers\nprint(helpers.total([1, 2]))\n")
+    s = open_session("python elsewhere/run.py .")
+    root = s.sandbox.root.rstrip("/")
+    assert s.send("b helpers.py:4").output.startswith("Breakpoint 1 at helpers.py:4")
+    assert s.send("c").stop.file == "helpers.py"  # the repo's, stopped in
+    # the root's name inside a longer path is not a repo path (/opt/envs/testbed/lib under /testbed)
+    assert s.debugger._relative(f"x {root}/a.py /opt{root}/lib/b.py") == f"x a.py /opt{root}/lib/b.py"
+
+
 def test_children_expand_one_level_quietly(open_session, repo):
     (repo / "data.py").write_text(
         "class Point:\n    def __init__(self):\n        self.x, self.tags = 1, {'a': [1, 2]}\n\n"

@@ -121,6 +121,21 @@ def test_scripted_reacts_to_a_rejection():
     assert approved.query(history, TOOLS).tool_calls[0].name == "eval"  # the conditional step was skipped
 
 
+def test_one_script_serves_both_arms_of_an_ablation_by_the_tools_offered():
+    script = [{"with_tool": "pdb", "then": {"tool_calls": [{"name": "pdb", "arguments": {"command": "c"}}]}},
+              {"with_tool": "pdb", "then": {"text": "with pdb"}, "else": {"text": "without pdb"}},
+              {"text": "both"}]
+    pdb = {"type": "function", "function": {"name": "pdb", "parameters": {"type": "object"}}}
+    with_pdb = ScriptedModel(script)
+    assert with_pdb.query(MESSAGES, [*TOOLS, pdb]).tool_calls[0].name == "pdb"
+    assert with_pdb.query(MESSAGES, [*TOOLS, pdb]).text == "with pdb"
+    without = ScriptedModel(script)
+    assert without.query(MESSAGES, TOOLS).text == "without pdb"  # the pdb step skipped: not offered
+    assert without.query(MESSAGES, TOOLS).text == "both"
+    with pytest.raises(ScriptError, match="'when' or 'with_tool', not both"):
+        ScriptedModel([{"when": "x", "with_tool": "pdb", "then": {"text": "?"}}])
+
+
 def test_scripted_step_may_be_a_function_of_the_messages():
     def answer(messages):
         return {"text": f"I was sent {len(messages)} messages."}

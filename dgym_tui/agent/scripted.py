@@ -13,8 +13,10 @@ A script is a list of steps, one per query, each a dict (a JSON file holds the l
     {"when": "not executed", "then": STEP, "else": STEP}
 
 `when` is looked for (ignoring case) in what the model was told since its last reply — tool
-results and user messages — so `{"when": "rejected", "then": ...}` fires after a rejection. A
-conditional with no matching branch is skipped and the next step answers instead. In Python a
+results and user messages — so `{"when": "rejected", "then": ...}` fires after a rejection.
+`{"with_tool": "pdb", "then": STEP, "else": STEP}` branches on whether that tool is offered, so
+one script serves every arm of an ablation. A conditional with no matching branch is skipped and
+the next step answers instead. In Python a
 step may also be a function of the messages returning a step (or None to skip it). "comment" is
 allowed anywhere as a note for the script's reader.
 
@@ -36,7 +38,7 @@ from dgym_tui.agent.model import (ModelCancelled, ModelError, ModelReply, OnDelt
                                   assistant_message, estimate_text_tokens, estimate_tokens, make_tool_call)
 
 END_TEXT = "(end of script)"
-_STEP_KEYS = {"text", "tool_calls", "when", "then", "else", "comment"}
+_STEP_KEYS = {"text", "tool_calls", "when", "with_tool", "then", "else", "comment"}
 _CALL_KEYS = {"name", "arguments", "id", "comment"}
 
 
@@ -113,7 +115,7 @@ class ScriptedModel:
         if response_format is not None:
             request["response_format"] = copy.deepcopy(response_format)
         self.requests.append(request)
-        step = self._next_step(messages) or self._end(tools)
+        step = self._next_step(messages, tools) or self._end(tools)
         text = step.get("text") or ""
         turn = len(self.requests)
         calls = [make_tool_call(call.get("id") or f"call_s{turn}_{i}", call["name"], _raw(call.get("arguments", {})))
@@ -144,22 +146,25 @@ class ScriptedModel:
                           message=assistant_message(text, calls),
                           finish_reason="cut" if cut else "tool_calls" if calls else "stop", cut=cut)
 
-    def _next_step(self, messages: list[dict]) -> dict | None:
+    def _next_step(self, messages: list[dict], tools: list[dict] | None = None) -> dict | None:
         while self._position < len(self.steps):
             self._position += 1
-            step = self._resolve(self.steps[self._position - 1], messages, f"step {self._position}")
+            step = self._resolve(self.steps[self._position - 1], messages, f"step {self._position}", tools)
             if step is not None:
                 return step
         return None
 
-    def _resolve(self, step: Step, messages: list[dict], where: str) -> dict | None:
+    def _resolve(self, step: Step, messages: list[dict], where: str, tools: list[dict] | None = None) -> dict | None:
         if callable(step):
             result = step(copy.deepcopy(messages))
-            return None if result is None else self._resolve(_check(result, where), messages, where)
-        if "when" in step:
-            matched = step["when"].lower() in _told_since_last_reply(messages).lower()
+            return None if result is None else self._resolve(_check(result, where), messages, where, tools)
+        if "when" in step or "with_tool" in step:
+            if "when" in step:
+                matched = step["when"].lower() in _told_since_last_reply(messages).lower()
+            else:
+                matched = step["with_tool"] in {(t.get("function") or {}).get("name") for t in tools or []}
             branch = step.get("then" if matched else "else")
-            return None if branch is None else self._resolve(branch, messages, where)
+            return None if branch is None else self._resolve(branch, messages, where, tools)
         return step
 
     def _end(self, tools: list[dict]) -> dict:
@@ -199,17 +204,20 @@ def _check(step, where: str):
     if unknown:
         raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} "
                           f"(a step has text, tool_calls, or when/then/else)")
-    if "when" in step:
-        if not isinstance(step["when"], str) or "then" not in step:
-            raise ScriptError(f"{where}: 'when' takes a string and needs a 'then' step")
+    if "when" in step or "with_tool" in step:
+        key = "when" if "when" in step else "with_tool"
+        if "when" in step and "with_tool" in step:
+            raise ScriptError(f"{where}: a step has 'when' or 'with_tool', not both")
+        if not isinstance(step[key], str) or "then" not in step:
+            raise ScriptError(f"{where}: '{key}' takes a string and needs a 'then' step")
         if "text" in step or "tool_calls" in step:
-            raise ScriptError(f"{where}: a 'when' step has only then/else, no text or tool_calls of its own")
+            raise ScriptError(f"{where}: a '{key}' step has only then/else, no text or tool_calls of its own")
         for branch in ("then", "else"):
             if branch in step:
                 _check(step[branch], f"{where} ({branch})")
         return step
     if "then" in step or "else" in step:
-        raise ScriptError(f"{where}: 'then'/'else' need a 'when'")
+        raise ScriptError(f"{where}: 'then'/'else' need a 'when' or 'with_tool'")
     if "text" not in step and "tool_calls" not in step:
         raise ScriptError(f"{where}: a step needs text, tool_calls or both")
     if "text" in step and not isinstance(step["text"], str):

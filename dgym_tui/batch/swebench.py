@@ -75,13 +75,18 @@ def environment(record: dict, where: str, template: str | None = None, check_ima
     if not installed():
         return None, (f"{where}: a SWE-bench instance, but the swebench package is not installed "
                       "(pip install 'dgym-tui[swebench]'): it runs in the generic sandbox, scored by dgym-tui")
-    if not record.get("eval_script"):
-        return None, (f"{where}: the instance has no eval_script (the harness's test command): it runs in "
-                      "the generic sandbox, scored by dgym-tui's own pytest run")
     image = image_name(record, template)
     if check_image is not None and not check_image(image):
         return None, (f"{where}: its image {image} is not on this Docker engine and cannot be pulled: it runs "
-                      "in the generic sandbox, scored by dgym-tui")
+                      "in the generic sandbox, scored by dgym-tui (dgym-tui image swebench builds it here)")
+    if not record.get("eval_script"):  # the dataset's older shape: the script made from swebench's specs
+        from dgym_tui.batch.swebench_specs import SpecsError, harness_scripts
+
+        try:
+            record = {**record, "eval_script": harness_scripts(record, eval_only=True)["eval_script"]}
+        except SpecsError as e:
+            return None, (f"{where}: no eval script ({e}): it runs in the generic sandbox, scored by "
+                          "dgym-tui's own pytest run")
     instance = {k: record.get(k) for k in INSTANCE_FIELDS}
     instance.update(image=image, log_parser=record.get("log_parser") or _parser_for(record["repo"]),
                     eval_type=record.get("eval_type") or "pass_and_fail")
@@ -104,12 +109,16 @@ def _script_lines(script: str) -> list[str]:
 
 
 def _activation(lines: list[str]) -> list[str]:
-    """The eval script's lines before it first changes folder: its environment's activation."""
-    out = []
+    """The eval script's lines before it first changes folder (its environment's activation), and
+    the variables it exports before the tests (Django's locale)."""
+    out, started = [], False
     for line in lines:
-        if line.startswith("cd "):
+        if START in line:
             break
-        out.append(line)
+        if line.startswith("cd "):
+            started = True
+        if not started or line.startswith("export "):
+            out.append(line)
     return out
 
 

@@ -49,18 +49,19 @@ class TaskSetError(ValueError):
 
 
 def load_tasks(path: str | os.PathLike, cache: str | os.PathLike | None = None,
-               image_template: str | None = None, check_image=None) -> list[Task]:
+               image_template: str | None = None, check_image=None, repos: str | os.PathLike | None = None) -> list[Task]:
     """The tasks of a task set: a JSONL file (or a JSON list) of SWE-bench-style instances, a
     folder of task folders, or one task folder (a task.toml, a .git, a project file or Python
     files at its top). cache: where remote repos are cloned (default: the user cache).
     SWE-bench instances run in their own image (batch/swebench.py) when the swebench package is
     installed: image_template names it (`{instance_id}`), check_image(name) says whether it is
-    there; one that cannot gets a `note` and runs as any instance."""
+    there; one that cannot gets a `note` and runs as any instance. repos: a folder of local clones
+    (DIR/owner+name, DIR/owner/name, DIR/name) looked in before any clone is made."""
     p = Path(path).expanduser()
     if not p.exists():
         raise TaskSetError(f"{p}: no such file or folder")
     if p.is_file():
-        tasks = read_instances(p, cache, image_template, check_image)
+        tasks = read_instances(p, cache, image_template, check_image, repos)
     else:
         p = p.resolve()
         folders = [p] if _one_task(p) else sorted(
@@ -216,7 +217,7 @@ REQUIRED = ("instance_id", "repo", "base_commit")
 
 
 def read_instances(path: Path, cache: str | os.PathLike | None = None, image_template: str | None = None,
-                   check_image=None) -> list[Task]:
+                   check_image=None, repos: str | os.PathLike | None = None) -> list[Task]:
     """JSON lines (blank lines and lines starting with # skipped), or one JSON list."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -238,12 +239,12 @@ def read_instances(path: Path, cache: str | os.PathLike | None = None, image_tem
                 raise TaskSetError(f"{path}:{number}: not a JSON object: {e.msg} (column {e.colno})") from None
     clones: dict[str, Path] = {}
     return [_instance(record, f"{path}:{number}" if number else str(path), path.parent, cache, clones,
-                      image_template, check_image)
+                      image_template, check_image, repos)
             for number, record in records]
 
 
 def _instance(record, where: str, base: Path, cache, clones: dict[str, Path], image_template=None,
-              check_image=None) -> Task:
+              check_image=None, repos=None) -> Task:
     if not isinstance(record, dict):
         raise TaskSetError(f"{where}: an instance is a JSON object, not {type(record).__name__}")
     missing = [k for k in REQUIRED if not isinstance(record.get(k), str) or not record[k].strip()]
@@ -263,7 +264,7 @@ def _instance(record, where: str, base: Path, cache, clones: dict[str, Path], im
                     pass_to_pass=_test_list(record, "PASS_TO_PASS", where), test_patch=test_patch,
                     test_files=patched_files(test_patch or ""), time_limit=_seconds(record, "time_limit", where),
                     test_timeout=_seconds(record, "test_timeout", where), source=where, environment=environment)
-    repo = local_repo(record["repo"], base, cache, clones, where)
+    repo = local_repo(record["repo"], base, cache, clones, where, repos)
     commit = record["base_commit"].strip()
     if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
                       capture_output=True).returncode != 0:
@@ -310,11 +311,16 @@ def _test_list(record: dict, key: str, where: str) -> list[str]:
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 
 
-def local_repo(repo: str, base: Path, cache, clones: dict[str, Path], where: str) -> Path:
+def local_repo(repo: str, base: Path, cache, clones: dict[str, Path], where: str, repos=None) -> Path:
     """A local git repo for `repo`: a path (relative to the task file's folder), or a remote one
-    (a URL, or GitHub's owner/name when no such folder exists) cloned bare into the cache."""
+    (a URL, or GitHub's owner/name when no such folder exists): its clone under `repos` when
+    there is one, else cloned bare into the cache."""
     candidate = (base / Path(repo).expanduser()).resolve()
     remote = "://" in repo or repo.startswith("git@") or (_SLUG.match(repo) and not candidate.exists())
+    if remote and repos is not None and _SLUG.match(repo):
+        found = find_repo(repos, repo)
+        if found is not None:
+            return Path(found)
     if not remote:
         if not candidate.is_dir():
             raise TaskSetError(f"{where}: repo {repo}: no such folder")
@@ -332,10 +338,24 @@ def local_repo(repo: str, base: Path, cache, clones: dict[str, Path], where: str
         tmp = dest.with_suffix(f".tmp{os.getpid()}")
         done = subprocess.run(["git", "clone", "-q", "--bare", url, str(tmp)], capture_output=True, text=True)
         if done.returncode != 0:
-            raise TaskSetError(f"{where}: cannot clone {url}: {(done.stderr.strip().splitlines() or ['git failed'])[-1]}")
+            raise TaskSetError(f"{where}: cannot clone {url}: {(done.stderr.strip().splitlines() or ['git failed'])[-1]}"
+                               + (f" (and no clone of {repo} under --repos {repos})" if repos is not None else
+                                  " (offline? give --repos DIR, a folder of local clones)"))
         os.replace(tmp, dest)
     clones[url] = dest
     return dest
+
+
+def find_repo(repos: str | os.PathLike, repo: str) -> str | None:
+    """The git directory of `repo` (owner/name) under `repos`: DIR/owner+name (a mirror's layout,
+    with its git dir at repo/), DIR/owner__name, DIR/owner/name or DIR/name; bare or not."""
+    owner, _, name = repo.partition("/")
+    root = Path(repos).expanduser()
+    for folder in (root / f"{owner}+{name}", root / f"{owner}__{name}", root / owner / name, root / name):
+        for candidate in (folder / "repo", folder / ".git", folder):
+            if candidate.is_dir() and (candidate / "objects").is_dir() and (candidate / "HEAD").exists():
+                return str(candidate.resolve())
+    return None
 
 
 def _cache_dir() -> Path:

@@ -51,6 +51,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=["auto", "docker", "bwrap", "local"], default="auto",
                    help="where each trial's code runs (default: auto)")
     p.add_argument("--image", help="sandbox image for docker (default: dgym-tui-sandbox:latest)")
+    p.add_argument("--repos", metavar="DIR", help="a folder of local clones (DIR/owner+name, DIR/owner/name or "
+                   "DIR/name) used for instances' repos before cloning any: offline, with no network")
     p.add_argument("--image-template", metavar="NAME", help="SWE-bench instances: the environment image of each, "
                    "{instance_id} (or {id_1776}: its id with __ as _1776_) filled in (default: the dataset's "
                    "image, else swebench's name, swebench/sweb.eval.x86_64.{id_1776}:latest)")
@@ -200,7 +202,7 @@ def _main(args) -> int:
             from dgym_tui.batch.tasks import load_tasks
 
             tasks = load_tasks(args.tasks, image_template=args.image_template,
-                               check_image=image_checker() if args.executor == "local" else None)
+                               check_image=image_checker() if args.executor == "local" else None, repos=args.repos)
     except ValueError as e:  # tasks.TaskSetError, issues.IssueSetError
         raise UsageError(one_line(str(e))) from None
     for task in tasks:

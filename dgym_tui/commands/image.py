@@ -1,4 +1,5 @@
-"""`dgym-tui image build`: build the sandbox image from sandbox/Dockerfile through the Docker SDK."""
+"""`dgym-tui image build`: build the sandbox image from sandbox/Dockerfile through the Docker SDK.
+`dgym-tui image swebench`: build SWE-bench instances' environment images offline (batch/swebench_image)."""
 
 from __future__ import annotations
 
@@ -87,11 +88,57 @@ def parser():
                         "from sandbox/build-offline-base.sh)")
     b.add_argument("--tag", default=DEFAULT_IMAGE, help=f"tag of the result (default: {DEFAULT_IMAGE})")
     b.add_argument("--network", help="network for the build's RUN steps (default: the engine's)")
+    s = sub.add_parser(
+        "swebench", help="build SWE-bench instances' environment images here, with no conda and no registry",
+        description="Build each instance's environment image as swebench names it, from this machine: the "
+                    "spec's Python (pyenv's), its packages and pins as wheels built by that Python's pip, the "
+                    "repository at its base commit (from --repos) in /testbed with the spec's install steps. "
+                    "The build itself runs with no network. An instance that cannot be built says why in one "
+                    "line; the others go on.")
+    s.add_argument("instances", metavar="INSTANCES", help="a JSON-lines file of SWE-bench instances (the dataset's "
+                   "fields: repo, instance_id, version, base_commit, environment_setup_commit, test_patch, …)")
+    s.add_argument("--repos", metavar="DIR", required=True,
+                   help="folder of local clones: DIR/owner+name (a mirror), DIR/owner/name or DIR/name")
+    s.add_argument("--base", default=DEFAULT_IMAGE, help=f"the image built upon (default: {DEFAULT_IMAGE})")
+    s.add_argument("--only", action="append", metavar="ID", default=[], help="build only this instance (repeatable)")
+    s.add_argument("--rebuild", action="store_true", help="build even when an image of the same inputs is there")
     return p
 
 
 def main(argv: list[str]) -> int:
-    """`dgym-tui image build`."""
+    """`dgym-tui image build` and `dgym-tui image swebench`."""
     args = parser().parse_args(argv)
+    if args.action == "swebench":
+        return build_swebench(args)
     build_image(base=args.base, tag=args.tag, network=args.network)
     return 0
+
+
+def build_swebench(args) -> int:
+    import sys
+
+    from dgym_tui.batch.swebench_image import BuildError, build, read_records
+    from dgym_tui.batch.swebench_specs import SpecsError
+
+    try:
+        records = read_records(args.instances)
+    except (OSError, ValueError) as e:
+        print(f"dgym-tui: {args.instances}: cannot read instances: {e}", file=sys.stderr)
+        return 2
+    if args.only:
+        records = [r for r in records if r.get("instance_id") in args.only]
+        if not records:
+            print(f"dgym-tui: {args.instances}: no instance {', '.join(args.only)}", file=sys.stderr)
+            return 2
+    failed = 0
+    for record in records:
+        try:
+            out = build(record, args.repos, base=args.base, rebuild=args.rebuild,
+                        progress=lambda line: print(f"  {line}", flush=True))
+        except (BuildError, SpecsError, SandboxError) as e:
+            failed += 1
+            print(f"FAILED {e}", flush=True)
+            continue
+        verb = f"built in {out['seconds']:g} s" if out["built"] else "already built"
+        print(f"{record.get('instance_id')}: {out['image']} {verb} ({out['size'] / 1e6:.0f} MB)", flush=True)
+    return 1 if failed else 0

@@ -10,6 +10,7 @@ does not know the nonce. Markers are stripped from what people and the agent rea
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import secrets
 import threading
@@ -57,6 +58,8 @@ class _Ended(Exception):
     """The pdb process's output ended without an exit marker (killed, or the sandbox died)."""
 
 
+# pdb's commands that name a file: b/break/tbreak/cl/clear PATH.py:LINE
+_BREAK_AT = re.compile(r"^\s*(?:b|break|tbreak|cl|clear)\s+(?P<path>[^\s:,]+\.py)(?=:\d)")
 _MISSING_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
 
 
@@ -144,7 +147,7 @@ class Debugger:
              output_cap: int | None = None, quiet: bool = False) -> PdbResult:
         """Run one pdb command; return what pdb printed (markers stripped) and the new stop.
         quiet: no input/output events (the views' own look-ups, which are not anyone's acts)."""
-        command = command.replace("\r", " ").replace("\n", " ")
+        command = self._repo_paths(command.replace("\r", " ").replace("\n", " "))
         cap = output_cap or (UI_OUTPUT_CAP if actor == HUMAN else AGENT_OUTPUT_CAP)
         with self._lock:
             if self.state in ("idle", "exited") or self.channel is None:
@@ -341,11 +344,28 @@ class Debugger:
 
     def _relative(self, text: str) -> str:
         """pdb names files by their path inside the sandbox; people and the agent read paths
-        relative to the repo, as everywhere else."""
+        relative to the repo, as everywhere else. Only a path that starts with the root: the same
+        name inside another path (/opt/conda/envs/testbed/lib under /testbed) is left alone."""
         root = self.sandbox.root.rstrip("/")
         if not root:
             return text
-        return re.sub(re.escape(root) + r"(/|\b)", lambda m: "" if m.group(1) else ".", text)
+        return re.sub(r"(?<![\w./~-])" + re.escape(root) + r"(/|\b)", lambda m: "" if m.group(1) else ".", text)
+
+    def _repo_paths(self, command: str) -> str:
+        """`b pkg/mod.py:12` means the repo's pkg/mod.py, as every path shown here does. pdb would
+        look for it along sys.path first, and find an installed copy (site-packages) when the
+        program runs from elsewhere; a relative path that names a file of the repo is made its
+        absolute path in the sandbox."""
+        m = _BREAK_AT.match(command)
+        if not m or m.group("path").startswith(("/", "~")):
+            return command
+        path = m.group("path")
+        folder, name = posixpath.split(posixpath.normpath(path))
+        try:
+            found = any(e.name == name and not e.is_dir for e in self.sandbox.list_dir(folder or "."))
+        except (OSError, SandboxError, ValueError):
+            found = False
+        return command[:m.start("path")] + self._abs(path) + command[m.end("path"):] if found else command
 
     def _abs(self, file: str) -> str:
         return f"{self.sandbox.root.rstrip('/')}/{self.sandbox.rel_path(file)}"

@@ -1,0 +1,110 @@
+"""SWE-bench's per-repository, per-version specs (the Python, the packages and pins, the install
+step, the test command) and the scripts the harness makes from them.
+
+swebench 5 reads an instance's eval script from the dataset and no longer ships the specs; 4.1.0
+is the last release that has them and makes the scripts. It is kept in a folder of its own
+(`pip install --no-deps --target DIR swebench==4.1.0`, done here when it is missing) and run in a
+child interpreter with that folder first on its path, so it never meets the installed swebench.
+Where 4.1.0 would download a requirements file from GitHub at the environment's commit, the child
+reads it from the local repository instead: the same text, with no network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SPECS_VERSION = "4.1.0"
+ENV_VAR = "DGYM_SWEBENCH_SPECS"
+SHARED_DIR = Path("/var/cache/dgym-tui") / f"swebench-{SPECS_VERSION}"
+
+
+class SpecsError(RuntimeError):
+    """The specs cannot be had or do not know the instance; str() is one line."""
+
+
+def specs_dir(install: bool = True) -> Path:
+    """The folder holding swebench 4.1.0: $DGYM_SWEBENCH_SPECS, the machine's shared cache (CI
+    fills it), else the user's cache, installed there on first use."""
+    if os.environ.get(ENV_VAR):
+        return _ready(Path(os.environ[ENV_VAR]), install)
+    if (SHARED_DIR / "swebench").is_dir():
+        return SHARED_DIR
+    from platformdirs import user_cache_dir
+
+    return _ready(Path(user_cache_dir("dgym-tui")) / f"swebench-{SPECS_VERSION}", install)
+
+
+def _ready(folder: Path, install: bool) -> Path:
+    if (folder / "swebench").is_dir() or not install:
+        return folder
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                           "--target", str(folder), f"swebench=={SPECS_VERSION}"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+        raise SpecsError(f"cannot install swebench {SPECS_VERSION}'s specs into {folder}: {last}")
+    return folder
+
+
+# The child: swebench 4.1.0 on its own path. Reads {"mode", "record", "repo"} on stdin, prints JSON.
+_CHILD = r"""
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+job = json.load(sys.stdin)
+from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS, SWE_BENCH_URL_RAW
+record = job["record"]
+specs = MAP_REPO_VERSION_TO_SPECS.get(record["repo"], {}).get(record.get("version"))
+if specs is None:
+    print(json.dumps({"error": f"swebench {job['version']} has no spec for {record['repo']} {record.get('version')}"}))
+    sys.exit(0)
+
+class Reply:
+    def __init__(self, text):
+        self.status_code, self.text = (200, text) if text is not None else (404, "")
+
+def from_repo(url, headers=None, **_):
+    # SWE_BENCH_URL_RAW/owner/name/commit/path -> `git show commit:path` in the local repository
+    owner, name, commit, path = url[len(SWE_BENCH_URL_RAW):].split("/", 3)
+    done = subprocess.run(["git", "--git-dir", job["repo"], "show", f"{commit}:{path}"], capture_output=True)
+    return Reply(done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None)
+
+import swebench.harness.test_spec.python as python_spec
+python_spec.requests.get = from_repo
+from swebench.harness.test_spec.test_spec import make_test_spec
+from swebench.harness.test_spec.create_scripts import make_eval_script_list
+out = {"specs": specs}
+if job["mode"] == "eval":
+    lines = make_eval_script_list(record, specs, "testbed", "/testbed", record["base_commit"], record["test_patch"])
+    out["eval_script"] = "\n".join(["#!/bin/bash", "set -uxo pipefail"] + lines) + "\n"
+else:
+    spec = make_test_spec(record)
+    out.update(eval_script=spec.eval_script, repo_script_list=spec.repo_script_list,
+               env_script_list=spec.env_script_list)
+    if specs.get("packages") == "requirements.txt":
+        out["requirements"] = python_spec.get_requirements(record)
+print(json.dumps(out))
+"""
+
+
+def harness_scripts(record: dict, git_dir: str | None = None, eval_only: bool = False) -> dict:
+    """What swebench 4.1.0 makes for the instance: {"specs", "eval_script"} and, unless eval_only,
+    "repo_script_list", "env_script_list" and "requirements" (read from git_dir, a local git
+    repository of the instance's repo). SpecsError: no spec, or the child failed."""
+    folder = specs_dir()
+    fields = {k: record[k] for k in ("instance_id", "repo", "version", "base_commit", "test_patch",
+                                      "environment_setup_commit", "FAIL_TO_PASS", "PASS_TO_PASS") if k in record}
+    job = {"mode": "eval" if eval_only else "all", "record": fields, "repo": git_dir or "",
+           "version": SPECS_VERSION}
+    done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(folder)], input=json.dumps(job),
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["it failed"])[-1]
+        raise SpecsError(f"{record.get('instance_id')}: swebench {SPECS_VERSION} could not make its scripts: {last}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "error" in out:
+        raise SpecsError(f"{record.get('instance_id')}: {out['error']}")
+    return out
