@@ -53,6 +53,13 @@ CONDA_SHIM = ('# conda as SWE-bench\'s scripts use it, over a virtual environmen
               'else echo "conda $1: not in this image (built by dgym-tui without conda)" >&2; return 1; fi; }\n')
 
 
+# The last pip, setuptools and wheel for the oldest Pythons: an old pip does not always skip the
+# releases that need a newer Python (an index may not say which they are).
+LAST_TOOLS = {"3.6": ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1"),
+              "3.7": ("pip==24.0", "setuptools==68.0.0", "wheel==0.42.0"),
+              "3.8": ("pip==25.0.1", "setuptools==75.3.0", "wheel==0.45.1")}
+
+
 class BuildError(RuntimeError):
     """An instance that cannot be built here; str() is one line saying what and why."""
 
@@ -123,10 +130,30 @@ def install_target(install: str | None) -> str | None:
     return "." if re.search(r"setup\.py (install|develop)", install) else None
 
 
+def wheel_builder(python: str, version: str, progress: Callable[[str], None]) -> str:
+    """A virtual environment of that Python with a current pip, setuptools and wheel (made once,
+    kept beside the wheel cache): the interpreter's own pip may be too old to build (3.6's is 18.1)."""
+    venv = wheel_cache(version).parent / f"builder-py{version}"
+    exe = str(venv / "bin" / "python")
+    if os.access(exe, os.X_OK) and subprocess.run([exe, "-m", "pip", "--version"], capture_output=True).returncode == 0:
+        return exe
+    progress(f"making a wheel builder for Python {version} ({venv})…")
+    shutil.rmtree(venv, ignore_errors=True)
+    for argv in ([python, "-m", "venv", str(venv)],
+                 [exe, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--upgrade",
+                  *LAST_TOOLS.get(version, ("pip", "setuptools", "wheel"))]):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+        if done.returncode != 0:
+            shutil.rmtree(venv, ignore_errors=True)
+            last = ((done.stderr or done.stdout).strip().splitlines() or ["it failed"])[-1]
+            raise BuildError(f"cannot make a wheel builder for Python {version}: {last[:300]}")
+    return exe
+
+
 def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
                  progress: Callable[[str], None]) -> None:
-    """Every package the phases need, as wheels in `into`, built by that Python's own pip (so
-    they fit it), taking what `cache` already holds and keeping there what was new."""
+    """Every package the phases need, as wheels in `into`, built by that Python's pip (so they fit
+    it), taking what `cache` already holds and keeping there what was new."""
     cache.mkdir(parents=True, exist_ok=True)
     listing = into.parent / "wheels.txt"
     for phase in [["pip", "setuptools", "wheel"], *phases]:  # the build backend the install step needs
@@ -265,7 +292,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             target = install_target(specs.get("install"))
             # what the install step pulls in is fetched here too: the image has no network
             wanted = phases + ([[str(context / "testbed") + target[1:]]] if target else [])
-            build_wheels(python, wanted, context / "wheels", wheel_cache(specs["python"]), progress)
+            builder = wheel_builder(python, str(specs["python"]), progress)
+            build_wheels(builder, wanted, context / "wheels", wheel_cache(specs["python"]), progress)
         except BuildError as e:
             raise BuildError(f"{instance_id}: {e}") from None
         (context / "setup_env.sh").write_text(_setup_env(os.path.join(prefix, "bin", os.path.basename(python)), phases))
