@@ -59,8 +59,8 @@ def _dgym(*args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module", params=list(CASES))
 def instance(request, tmp_path_factory):
-    """(the instances file with the harness's FAIL_TO_PASS/PASS_TO_PASS, --repos DIR, the record,
-    the statuses before and after, the case)."""
+    """(the instances file with the harness's FAIL_TO_PASS/PASS_TO_PASS, as `--validate` wrote it,
+    --repos DIR, that record, the case)."""
     import swebench_real
     from conftest import require_docker
 
@@ -71,23 +71,21 @@ def instance(request, tmp_path_factory):
     record = getattr(swebench_real, case["make"])(repos)
     path = root / "instances.jsonl"
     path.write_text(json.dumps(record) + "\n")
-    built = _dgym("image", "swebench", str(path), "--repos", str(repos))
+    checked = root / "validated.jsonl"
+    built = _dgym("image", "swebench", str(path), "--repos", str(repos), "--validate", str(checked))
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
-    last = built.stdout.strip().splitlines()[-1]
-    assert last.startswith(f"{record['instance_id']}: {case['image']} "), last
-    print(f"\n{last}")
-    from dgym_tui.batch.swebench_image import validate
-
-    valid = validate(record)
-    statuses = valid.pop("statuses")
-    path.write_text(json.dumps(valid) + "\n")
-    return path, repos, valid, statuses, case
+    lines = built.stdout.strip().splitlines()
+    assert lines[-1].startswith(f"{record['instance_id']}: FAIL_TO_PASS "), lines[-1]
+    said = next(line for line in lines if line.startswith(f"{record['instance_id']}: {case['image']} "))
+    print(f"\n{said}\n{lines[-1]}")
+    [valid] = [json.loads(line) for line in checked.read_text().splitlines()]
+    return checked, repos, valid, case
 
 
 def test_the_image_is_the_specs_environment_built_offline(instance):
     import docker
 
-    _path, _repos, record, _, case = instance
+    _path, _repos, record, case = instance
     client = docker.from_env()
     module = record["repo"].split("/")[1]
     out = client.containers.run(case["image"], ["bash", "-c", (
@@ -106,13 +104,11 @@ def test_the_image_is_the_specs_environment_built_offline(instance):
 
 
 def test_the_harness_computes_fail_to_pass_and_pass_to_pass(instance):
-    _path, _repos, record, statuses, case = instance
+    _path, _repos, record, case = instance
     f2p = case["f2p"]
     assert json.loads(record["FAIL_TO_PASS"]) == f2p  # the tests the next release added, as SWE-bench lists them
     p2p = json.loads(record["PASS_TO_PASS"])
     assert len(p2p) > case["min_p2p"] and not set(p2p) & set(f2p)
-    assert all(statuses["before"][t] == "FAILED" for t in f2p)
-    assert all(statuses["after"][t] == "PASSED" for t in f2p + p2p)
 
 
 def _script(tmp_path: Path, record: dict, case: dict) -> Path:
@@ -139,7 +135,7 @@ def _observations(session: Path) -> list[tuple[str, str]]:
 
 
 def test_both_arms_resolve_with_the_gold_patch_and_pdb_stops_in_the_failing_code(instance, tmp_path):
-    path, repos, record, _, case = instance
+    path, repos, record, case = instance
     out = tmp_path / "run"
     done = _dgym("batch", str(path), "--repos", str(repos), "--model", f"scripted:{_script(tmp_path, record, case)}",
                  "--out", str(out), "--arm", f"with-pdb=pdb,{TOOLS}", "--arm", f"no-pdb={TOOLS}", "--yes",
@@ -165,7 +161,7 @@ def test_both_arms_resolve_with_the_gold_patch_and_pdb_stops_in_the_failing_code
 
 
 def test_an_empty_patch_is_unresolved(instance, tmp_path):
-    path, repos, _record, _, case = instance
+    path, repos, _record, case = instance
     script = tmp_path / "give-up.json"
     script.write_text(json.dumps([{"tool_calls": [{"name": "submit", "arguments": {"message": "nothing"}}]}]))
     out = tmp_path / "run"

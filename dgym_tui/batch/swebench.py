@@ -259,6 +259,25 @@ class HarnessScorer:
         score.score_seconds = round(self.seconds, 3)
         return score
 
+    def statuses_with(self, patch: str) -> dict[str, str]:
+        """Every test's status, as the repository's log parser reads the eval script's log, with
+        `patch` applied (the base, as run at start, when it is empty): what validating an instance
+        needs (its FAIL_TO_PASS and PASS_TO_PASS), not a score. SandboxError when it cannot run."""
+        from dgym_tui.sandbox.errors import SandboxError
+
+        if self._thread is None:
+            self._ready()
+        else:
+            self._thread.join()
+        if self._error is not None:
+            raise SandboxError(str(self._error))
+        if not patch.strip():
+            return self._statuses(*self.before)["statuses"]
+        applied, why = self._apply(patch)
+        if not applied:
+            raise SandboxError(f"the patch does not apply: {why}")
+        return self._statuses(*self._run(self.box))["statuses"]
+
     def _apply(self, patch: str) -> tuple[bool, str]:
         """The patch applied as run_evaluation applies it: each of its commands in turn, the tree
         cleaned between two tries."""

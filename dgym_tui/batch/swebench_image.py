@@ -377,6 +377,7 @@ def validate(record: dict, progress: Callable[[str], None] = print) -> dict:
     "after"}. BuildError: the image is missing or a run failed."""
     from dgym_tui.batch.spec import Task
     from dgym_tui.batch.swebench import HarnessScorer, environment
+    from dgym_tui.sandbox.errors import SandboxError
 
     env, note = environment(record, record.get("instance_id", "?"))
     if env is None:
@@ -389,17 +390,9 @@ def validate(record: dict, progress: Callable[[str], None] = print) -> dict:
         progress(f"{task.id}: the eval script, {'with the gold patch' if patch else 'at the base'}…")
         scorer = HarnessScorer(task, "/dev/null")
         try:
-            scorer._ready()
-            if scorer._error is not None:
-                raise BuildError(f"{task.id}: {scorer._error}")
-            if patch:
-                applied, why = scorer._apply(patch)
-                if not applied:
-                    raise BuildError(f"{task.id}: the gold patch does not apply: {why}")
-                log, run = scorer._run(scorer.box)
-            else:
-                log, run = scorer.before
-            runs[name] = scorer._statuses(log, run)["statuses"]
+            runs[name] = scorer.statuses_with(patch)
+        except SandboxError as e:
+            raise BuildError(f"{task.id}: {'the gold patch' if patch else 'the base'}: {e}") from None
         finally:
             scorer.close()
     good = ("PASSED", "XFAIL")

@@ -26,6 +26,8 @@ other commands:
   dgym-tui demo                     replay a bundled session: a scripted agent fixes the example's bugs
   dgym-tui doctor                   check Docker, the sandbox image, git, the terminal and LLM keys
   dgym-tui image build              build the sandbox image (see `dgym-tui image build --help`)
+  dgym-tui image swebench FILE --repos DIR
+                                    build SWE-bench instances' environment images here, offline
   dgym-tui sessions [REPO]          list the saved sessions, newest first
   dgym-tui export SESSION ...       a session's final patch, or the session as markdown, a self-contained
                                     HTML replay, debug-gym, mini-swe-agent, ATIF or chat (fine-tuning) data

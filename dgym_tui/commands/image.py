@@ -79,7 +79,7 @@ def _build(client, base: str, tag: str, network: str | None, progress: Callable[
 def parser():
     import argparse
 
-    p = argparse.ArgumentParser(prog="dgym-tui image", description="Manage the sandbox image.")
+    p = argparse.ArgumentParser(prog="dgym-tui image", description="Build the sandbox image, or SWE-bench instances' environment images.")
     sub = p.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build", help="build the sandbox image from sandbox/Dockerfile",
                        description="Build the sandbox image through the Docker engine, streaming progress.")
@@ -102,6 +102,9 @@ def parser():
     s.add_argument("--base", default=DEFAULT_IMAGE, help=f"the image built upon (default: {DEFAULT_IMAGE})")
     s.add_argument("--only", action="append", metavar="ID", default=[], help="build only this instance (repeatable)")
     s.add_argument("--rebuild", action="store_true", help="build even when an image of the same inputs is there")
+    s.add_argument("--validate", metavar="OUT", help="then compute each instance's FAIL_TO_PASS and PASS_TO_PASS as "
+                   "SWE-bench's validation does (the eval script at the base and with the gold patch, read by the "
+                   "repository's log parser) and write the instances with them to OUT (JSON lines)")
     return p
 
 
@@ -115,9 +118,10 @@ def main(argv: list[str]) -> int:
 
 
 def build_swebench(args) -> int:
+    import json
     import sys
 
-    from dgym_tui.batch.swebench_image import BuildError, build, read_records
+    from dgym_tui.batch.swebench_image import BuildError, build, read_records, validate
     from dgym_tui.batch.swebench_specs import SpecsError
 
     try:
@@ -131,6 +135,7 @@ def build_swebench(args) -> int:
             print(f"dgym-tui: {args.instances}: no instance {', '.join(args.only)}", file=sys.stderr)
             return 2
     failed = 0
+    validated = []
     for record in records:
         try:
             out = build(record, args.repos, base=args.base, rebuild=args.rebuild,
@@ -141,4 +146,18 @@ def build_swebench(args) -> int:
             continue
         verb = f"built in {out['seconds']:g} s" if out["built"] else "already built"
         print(f"{record.get('instance_id')}: {out['image']} {verb} ({out['size'] / 1e6:.0f} MB)", flush=True)
+        if args.validate:
+            try:
+                checked = validate(record, progress=lambda line: print(f"  {line}", flush=True))
+            except (BuildError, SpecsError, SandboxError) as e:
+                failed += 1
+                print(f"FAILED {e}", flush=True)
+                continue
+            checked.pop("statuses")
+            validated.append(checked)
+            print(f"{record.get('instance_id')}: FAIL_TO_PASS {len(json.loads(checked['FAIL_TO_PASS']))} tests, "
+                  f"PASS_TO_PASS {len(json.loads(checked['PASS_TO_PASS']))}", flush=True)
+    if args.validate:
+        with open(args.validate, "w") as out_file:
+            out_file.writelines(json.dumps(r) + "\n" for r in validated)
     return 1 if failed else 0
