@@ -188,3 +188,16 @@ def test_what_cannot_be_had_is_said_in_one_line_and_nothing_is_built(tmp_path):
                       "copied into an image (pyenv install 3.9, or set DGYM_PYTHON_39 to one)"], done.stdout
     missing = _dgym("image", "swebench", str(path), "--repos", str(tmp_path / "elsewhere"))
     assert missing.returncode == 1 and "no clone of psf/requests under" in missing.stdout
+
+
+def test_a_package_with_no_release_for_the_specs_python_is_named_in_one_line(tmp_path):
+    """numpy 2 needs Python 3.9 or newer: asked for on 3.6, the build stops naming it."""
+    from dgym_tui.batch.swebench_image import BuildError, build_wheels, find_python, wheel_builder
+
+    python = find_python("3.6")
+    builder = wheel_builder(python, "3.6", progress=lambda line: None)
+    (tmp_path / "wheels").mkdir()
+    with pytest.raises(BuildError) as caught:
+        build_wheels(builder, [["six"], ["numpy==2.0.0"]], tmp_path / "wheels", tmp_path / "cache",
+                     progress=lambda line: None)
+    assert str(caught.value) == "numpy==2.0.0: no release of it installs on Python 3.6 here"
