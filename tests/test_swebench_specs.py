@@ -78,3 +78,20 @@ def test_the_runners_of_swebench_become_what_pdb_runs():
     assert sympy.env == (("PYTHONWARNINGS", "ignore::UserWarning,ignore::SyntaxWarning"),)
     assert parse_entrypoint(debug_command("tox --current-env -epy39 -v -- tests/test_build.py")).shim_args() == [
         "--pytest", "tests/test_build.py"]
+
+
+def test_coverage_says_per_repository_which_instances_get_pdb_and_why_not(tmp_path):
+    _specs()  # skips (or fails in CI) without the specs, as above
+    rows = [("django/django", "3.0"), ("django/django", "3.0"), ("django/django", "2.2"), ("sympy/sympy", "1.9"),
+            ("dbt-labs/dbt-core", "0.13"), ("sympy/sympy", "0.1")]
+    path = tmp_path / "instances.jsonl"
+    path.write_text("".join(json.dumps({"instance_id": f"x__y-{n}", "repo": repo, "version": version}) + "\n"
+                            for n, (repo, version) in enumerate(rows)))
+    out = subprocess.run([sys.executable, "-m", "dgym_tui", "image", "swebench", str(path), "--coverage"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[2:] == [
+        "| dbt-labs/dbt-core | 1 | 0 | 1 no test command |",
+        "| django/django | 3 | 2 | 1 Python 3.5 |",
+        "| sympy/sympy | 2 | 1 | 1 no spec |",
+        "| all | 6 | 3 | 3 |"]

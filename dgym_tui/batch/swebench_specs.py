@@ -108,3 +108,44 @@ def harness_scripts(record: dict, git_dir: str | None = None, eval_only: bool = 
     if "error" in out:
         raise SpecsError(f"{record.get('instance_id')}: {out['error']}")
     return out
+
+
+_TABLE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS
+print(json.dumps({repo: {version: {"python": str(spec.get("python") or ""), "test_cmd": bool(spec.get("test_cmd"))}
+                         for version, spec in versions.items()} for repo, versions in MAP_REPO_VERSION_TO_SPECS.items()}))
+"""
+
+
+def spec_table() -> dict:
+    """repo -> version -> {"python": "3.9", "test_cmd": True}: every spec swebench 4.1.0 has."""
+    done = subprocess.run([sys.executable, "-I", "-c", _TABLE, str(specs_dir())], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        raise SpecsError(f"swebench {SPECS_VERSION}'s specs could not be read: "
+                         f"{(done.stderr.strip().splitlines() or ['it failed'])[-1]}")
+    return json.loads(done.stdout)
+
+
+def coverage(records: list[dict]) -> dict[str, dict[str, int]]:
+    """Per repository: how many instances get pdb (their spec's Python is 3.6 or newer and it has
+    a test command for pdb to run), and how many do not, by why."""
+    from collections import Counter, defaultdict
+
+    table = spec_table()
+    out: dict[str, Counter] = defaultdict(Counter)
+    for record in records:
+        repo, version = record.get("repo"), str(record.get("version"))
+        spec = table.get(repo, {}).get(version)
+        out[repo]["instances"] += 1
+        if spec is None:
+            out[repo]["no spec"] += 1
+        elif not spec["test_cmd"]:
+            out[repo]["no test command"] += 1
+        elif tuple(int(x) for x in spec["python"].split(".")[:2]) < (3, 6):
+            out[repo][f"Python {spec['python']}"] += 1
+        else:
+            out[repo]["pdb"] += 1
+    return {repo: dict(counts) for repo, counts in sorted(out.items())}

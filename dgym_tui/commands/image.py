@@ -97,7 +97,9 @@ def parser():
                     "line; the others go on.")
     s.add_argument("instances", metavar="INSTANCES", help="a JSON-lines file of SWE-bench instances (the dataset's "
                    "fields: repo, instance_id, version, base_commit, environment_setup_commit, test_patch, …)")
-    s.add_argument("--repos", metavar="DIR", required=True,
+    s.add_argument("--coverage", action="store_true", help="build nothing: say per repository how many of the "
+                   "instances get pdb (their spec's Python is 3.6 or newer, with a test command), and why not")
+    s.add_argument("--repos", metavar="DIR",
                    help="folder of local clones: DIR/owner+name (a mirror), DIR/owner/name or DIR/name")
     s.add_argument("--base", default=DEFAULT_IMAGE, help=f"the image built upon (default: {DEFAULT_IMAGE})")
     s.add_argument("--only", action="append", metavar="ID", default=[], help="build only this instance (repeatable)")
@@ -128,6 +130,11 @@ def build_swebench(args) -> int:
         records = read_records(args.instances)
     except (OSError, ValueError) as e:
         print(f"dgym-tui: {args.instances}: cannot read instances: {e}", file=sys.stderr)
+        return 2
+    if args.coverage:
+        return print_coverage(records)
+    if not args.repos:
+        print("dgym-tui image swebench: --repos DIR is needed to build (a folder of local clones)", file=sys.stderr)
         return 2
     if args.only:
         records = [r for r in records if r.get("instance_id") in args.only]
@@ -161,3 +168,20 @@ def build_swebench(args) -> int:
         with open(args.validate, "w") as out_file:
             out_file.writelines(json.dumps(r) + "\n" for r in validated)
     return 1 if failed else 0
+
+
+def print_coverage(records: list[dict]) -> int:
+    """A markdown table: per repository, its instances, how many get pdb, and the others' reasons."""
+    from dgym_tui.batch.swebench_specs import coverage
+
+    rows = coverage(records)
+    total, with_pdb = 0, 0
+    print("| repository | instances | pdb | without pdb |")
+    print("|---|---|---|---|")
+    for repo, counts in rows.items():
+        others = ", ".join(f"{n} {why}" for why, n in counts.items() if why not in ("instances", "pdb"))
+        print(f"| {repo} | {counts['instances']} | {counts.get('pdb', 0)} | {others or '-'} |")
+        total += counts["instances"]
+        with_pdb += counts.get("pdb", 0)
+    print(f"| all | {total} | {with_pdb} | {total - with_pdb} |")
+    return 0
