@@ -23,6 +23,7 @@ that fails) stops that instance's build with one line naming it; no image is tag
 from __future__ import annotations
 
 import glob
+import hashlib
 import io
 import json
 import os
@@ -62,12 +63,6 @@ LAST_TOOLS = {"3.6": ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1"),
 
 class BuildError(RuntimeError):
     """An instance that cannot be built here; str() is one line saying what and why."""
-
-
-def image_for(record: dict) -> str:
-    from dgym_tui.batch.swebench import image_name
-
-    return image_name(record)
 
 
 def find_python(version: str) -> str:
@@ -251,7 +246,9 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
     instance_id = record.get("instance_id", "?")
-    image = image_for(record)
+    from dgym_tui.batch.swebench import image_name
+
+    image = image_name(record)
     client = client or connect(timeout=10, call_timeout=60)
     base = base or DEFAULT_IMAGE
     git_dir = find_repo(repos, record["repo"])
@@ -261,8 +258,6 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     key = json.dumps({"format": FORMAT, "base": _image_id(client, base), "record": {
         k: record.get(k) for k in ("repo", "version", "base_commit", "environment_setup_commit", "test_patch")}},
         sort_keys=True)
-    import hashlib
-
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     if not rebuild:
         try:

@@ -50,17 +50,13 @@ def _ready(folder: Path, install: bool) -> Path:
     return folder
 
 
-# The child: swebench 4.1.0 on its own path. Reads {"mode", "record", "repo"} on stdin, prints JSON.
+# The child: swebench 4.1.0 on its own path. Reads {"mode", "records", "repo"} on stdin, prints
+# one JSON list: per record its scripts, or {"error"}. One interpreter for a whole task set.
 _CHILD = r"""
 import json, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 job = json.load(sys.stdin)
 from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS, SWE_BENCH_URL_RAW
-record = job["record"]
-specs = MAP_REPO_VERSION_TO_SPECS.get(record["repo"], {}).get(record.get("version"))
-if specs is None:
-    print(json.dumps({"error": f"swebench {job['version']} has no spec for {record['repo']} {record.get('version')}"}))
-    sys.exit(0)
 
 class Reply:
     def __init__(self, text):
@@ -76,38 +72,58 @@ import swebench.harness.test_spec.python as python_spec
 python_spec.requests.get = from_repo
 from swebench.harness.test_spec.test_spec import make_test_spec
 from swebench.harness.test_spec.create_scripts import make_eval_script_list
-out = {"specs": specs}
-if job["mode"] == "eval":
-    lines = make_eval_script_list(record, specs, "testbed", "/testbed", record["base_commit"], record["test_patch"])
-    out["eval_script"] = "\n".join(["#!/bin/bash", "set -uxo pipefail"] + lines) + "\n"
-else:
-    spec = make_test_spec(record)
-    out.update(eval_script=spec.eval_script, repo_script_list=spec.repo_script_list,
-               env_script_list=spec.env_script_list)
-    if specs.get("packages") == "requirements.txt":
-        out["requirements"] = python_spec.get_requirements(record)
-print(json.dumps(out))
+
+def scripts(record):
+    specs = MAP_REPO_VERSION_TO_SPECS.get(record["repo"], {}).get(record.get("version"))
+    if specs is None:
+        return {"error": f"swebench {job['version']} has no spec for {record['repo']} {record.get('version')}"}
+    out = {"specs": specs}
+    if job["mode"] == "eval":
+        lines = make_eval_script_list(record, specs, "testbed", "/testbed", record["base_commit"], record["test_patch"])
+        out["eval_script"] = "\n".join(["#!/bin/bash", "set -uxo pipefail"] + lines) + "\n"
+    else:
+        spec = make_test_spec(record)
+        out.update(eval_script=spec.eval_script, repo_script_list=spec.repo_script_list,
+                   env_script_list=spec.env_script_list)
+        if specs.get("packages") == "requirements.txt":
+            out["requirements"] = python_spec.get_requirements(record)
+    return out
+
+print(json.dumps([scripts(record) for record in job["records"]]))
 """
+
+
+_FIELDS = ("instance_id", "repo", "version", "base_commit", "test_patch", "environment_setup_commit",
+           "FAIL_TO_PASS", "PASS_TO_PASS")
 
 
 def harness_scripts(record: dict, git_dir: str | None = None, eval_only: bool = False) -> dict:
     """What swebench 4.1.0 makes for the instance: {"specs", "eval_script"} and, unless eval_only,
     "repo_script_list", "env_script_list" and "requirements" (read from git_dir, a local git
     repository of the instance's repo). SpecsError: no spec, or the child failed."""
-    folder = specs_dir()
-    fields = {k: record[k] for k in ("instance_id", "repo", "version", "base_commit", "test_patch",
-                                      "environment_setup_commit", "FAIL_TO_PASS", "PASS_TO_PASS") if k in record}
-    job = {"mode": "eval" if eval_only else "all", "record": fields, "repo": git_dir or "",
-           "version": SPECS_VERSION}
-    done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(folder)], input=json.dumps(job),
-                          capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["it failed"])[-1]
-        raise SpecsError(f"{record.get('instance_id')}: swebench {SPECS_VERSION} could not make its scripts: {last}")
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    [out] = _run_child([record], git_dir, "eval" if eval_only else "all")
     if "error" in out:
         raise SpecsError(f"{record.get('instance_id')}: {out['error']}")
     return out
+
+
+def eval_scripts(records: list[dict]) -> dict[str, str]:
+    """instance_id -> the eval script swebench's specs make for it, for every record that has a
+    spec, all made by one child (a task set of hundreds would otherwise start hundreds)."""
+    outs = _run_child(records, None, "eval")
+    return {r["instance_id"]: out["eval_script"] for r, out in zip(records, outs) if "eval_script" in out}
+
+
+def _run_child(records: list[dict], git_dir: str | None, mode: str) -> list[dict]:
+    job = {"mode": mode, "records": [{k: r[k] for k in _FIELDS if k in r} for r in records],
+           "repo": git_dir or "", "version": SPECS_VERSION}
+    done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(specs_dir())], input=json.dumps(job),
+                          capture_output=True, text=True, timeout=300 + 5 * len(records))
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["it failed"])[-1]
+        who = records[0].get("instance_id") if len(records) == 1 else f"{len(records)} instances"
+        raise SpecsError(f"{who}: swebench {SPECS_VERSION} could not make the scripts: {last}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 _TABLE = r"""

@@ -238,9 +238,31 @@ def read_instances(path: Path, cache: str | os.PathLike | None = None, image_tem
             except json.JSONDecodeError as e:
                 raise TaskSetError(f"{path}:{number}: not a JSON object: {e.msg} (column {e.colno})") from None
     clones: dict[str, Path] = {}
+    records = _with_eval_scripts(records)
     return [_instance(record, f"{path}:{number}" if number else str(path), path.parent, cache, clones,
                       image_template, check_image, repos)
             for number, record in records]
+
+
+def _with_eval_scripts(records: list[tuple[int, object]]) -> list[tuple[int, object]]:
+    """SWE-bench rows of the dataset's older shape (no eval_script) with the one swebench's specs
+    make, all made at once; a row the specs cannot serve is left as it was (its note says why)."""
+    needing = [r for _, r in records if isinstance(r, dict) and _swebench_shaped(r) and not r.get("eval_script")
+               and isinstance(r.get("instance_id"), str) and isinstance(r.get("test_patch"), str)]
+    if not needing:
+        return records
+    from dgym_tui.batch import swebench
+
+    if not swebench.installed():
+        return records
+    from dgym_tui.batch.swebench_specs import SpecsError, eval_scripts
+
+    try:
+        made = eval_scripts(needing)
+    except SpecsError:
+        return records  # each row then says why, in its own note
+    return [(n, {**r, "eval_script": made[r["instance_id"]]} if isinstance(r, dict) and r.get("instance_id") in made
+             and not r.get("eval_script") else r) for n, r in records]
 
 
 def _instance(record, where: str, base: Path, cache, clones: dict[str, Path], image_template=None,
