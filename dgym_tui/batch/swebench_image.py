@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import io
 import json
 import os
 import re
