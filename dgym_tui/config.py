@@ -110,6 +110,14 @@ class AgentSettings:
     tool_format: str = "auto"
     system_prompt_file: str | None = None
     task: str | None = None
+    # A second model that investigates for the agent (agent/seeker.py): its litellm model string
+    # or scripted:FILE, its server, its form (ask: a debug tool; report: findings before the
+    # agent starts) and its step budget per question.
+    seeker: str | None = None
+    seeker_api_base: str | None = None
+    seeker_form: str = "ask"
+    seeker_steps: int | None = 10
+    seeker_mode: str | None = None  # step | auto for the seeker's own calls (None: the agent's mode)
     policy: dict = field(default_factory=dict)
 
     @classmethod
@@ -129,4 +137,8 @@ class AgentSettings:
             raise ValueError(f"unknown agent mode {settings.mode!r}: manual, step or auto")
         if settings.tool_format not in ("native", "json", "text", "auto"):
             raise ValueError(f"unknown tool format {settings.tool_format!r}: native, json, text or auto")
+        if settings.seeker_mode not in (None, "step", "auto"):
+            raise ValueError(f"unknown seeker mode {settings.seeker_mode!r}: step or auto")
+        if settings.seeker_form not in ("ask", "report"):
+            raise ValueError(f"unknown seeker form {settings.seeker_form!r}: ask or report")
         return settings

@@ -60,6 +60,18 @@ class OutsideAgents:
         self.handlers: dict[str, CallHandler] = {}
         self._one_at_a_time = threading.Lock()
         self._ids = itertools.count(1)
+        self.seeker = None
+        self.seeker_host: SeekerHost | None = None
+
+    def add_seeker(self, seeker) -> None:
+        """Offer the outside agent a `debug(question)` tool that this seeker answers (a local model
+        investigating with pdb in the sandbox): the outside agent is the fixer. Its calls are
+        approved as the outside agents' are (`auto_answer` headless, the person in the app)."""
+        from dgym_tui.tools.debug import DebugTool
+
+        self.seeker, self.seeker_host = seeker, SeekerHost(self)
+        seeker.parent = self.seeker_host
+        self.tools = {**self.tools, "debug": DebugTool(seeker)}
 
     def handler(self, actor: str) -> CallHandler:
         if actor not in self.handlers:
@@ -91,13 +103,42 @@ class OutsideAgents:
         return handled.observation, handled.error
 
     def answer(self, call_id: str, answer: Answer) -> bool:
-        """The person's answer to an outside agent's call that waits (False: none waits)."""
-        return any(handler.gate.answer(call_id, answer) for handler in list(self.handlers.values()))
+        """The person's answer to an outside agent's (or its seeker's) call that waits (False: none waits)."""
+        gates = [handler.gate for handler in list(self.handlers.values())]
+        if self.seeker_host is not None:
+            gates.append(self.seeker_host.gate)
+        return any(gate.answer(call_id, answer) for gate in gates)
 
     def close(self) -> None:
         self.stop.set()
         for handler in self.handlers.values():
             handler.gate.wake()
+        if self.seeker_host is not None:
+            for child in list(self.seeker_host.children):
+                child.stop()
+            self.seeker_host.gate.wake()
+
+
+class SeekerHost:
+    """What a seeker takes from the agent it works for (agent/seeker.py `parent`), when that agent
+    is an outside one: an approval gate, the mode and headless answers, and its turns to stop."""
+
+    def __init__(self, agents: OutsideAgents):
+        from dgym_tui.agent.approval import ApprovalGate
+
+        self.agents = agents
+        self.gate = ApprovalGate()
+        self.children: list = []
+        self.task_text = ""
+        self._stop_event = agents.stop
+
+    @property
+    def mode(self) -> str:
+        return self.agents.mode
+
+    @property
+    def auto_answer(self):
+        return self.agents.auto_answer
 
 
 def build_server(agents: OutsideAgents) -> Server:

@@ -7,6 +7,7 @@ same everywhere.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shlex
@@ -34,6 +35,15 @@ def _commit_id(output: str) -> str:
     """The last line of git's output that is a commit id ("" when there is none)."""
     ids = [line.strip() for line in output.splitlines() if re.fullmatch(r"[0-9a-f]{40,64}", line.strip())]
     return ids[-1] if ids else ""
+
+
+# pytest's switch for third-party plugins, as the person set it: the run in the sandbox loads the
+# plugins their own `pytest` would. Nothing else of the host's environment passes (API keys).
+PASSED_ENV = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",)
+
+
+def passed_env() -> dict[str, str]:
+    return {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
 
 
 @dataclass

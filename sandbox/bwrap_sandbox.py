@@ -8,7 +8,8 @@ capability dropped, the parent's death killing it. The file system it sees:
   /usr, /bin, /lib*, /sbin        read-only (as on the host)
   /etc                            read-only, only what programs need (no shadow, no keys)
   the project's interpreter       read-only: its prefixes and the folders on its sys.path
-  /tmp                            a private tmpfs of TMP_SIZE bytes
+  /tmp                            private, in the sandbox folder, the same for every command:
+                                  a reproduction written by one (`/tmp/repro.py`) runs in the next
   the repo copy                   read-write: the only writable place on disk
   the private home                read-write, inside the sandbox folder
   the in-box helpers (box/)       read-only, so the program cannot rewrite the debugger
@@ -27,7 +28,6 @@ import subprocess
 from dgym_tui.sandbox.errors import SandboxError
 from dgym_tui.sandbox.local_sandbox import LocalSandbox
 
-TMP_SIZE = 256 * 1024 * 1024
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = ("passwd", "group", "nsswitch.conf", "hosts", "host.conf", "localtime", "timezone",
                "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "mime.types", "ssl",
@@ -109,7 +109,9 @@ class BwrapSandbox(LocalSandbox):
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         for entry in _etc_python():
             args += ["--ro-bind", entry, entry]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+        jail_tmp = os.path.join(self.tmp, "tmp")
+        os.makedirs(jail_tmp, mode=0o700, exist_ok=True)
+        args += ["--proc", "/proc", "--dev", "/dev", "--bind", jail_tmp, "/tmp"]
         args += self._interpreter_binds()
         args += ["--bind", self.root, self.root, "--bind", self.home, self.home,
                  "--ro-bind", self.box_dir, self.box_dir, "--chdir", cwd]

@@ -24,7 +24,7 @@ import pexpect.fdpexpect
 
 from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
                                    READING_TERMINAL, Channel, DirEntry, ExecResult, OutputCap,
-                                   Sandbox, describe_status)
+                                   Sandbox, describe_status, passed_env)
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone, short_error
 from dgym_tui.sandbox.repo_copy import SANDBOX_UID, RepoFiles, collect_files, tar_stream
 
@@ -437,7 +437,8 @@ class DockerSandbox(Sandbox):
             mounts=mounts,
             tmpfs={"/tmp": f"size={self.tmp_size},mode=1777",
                    HOME: f"size={self.tmp_size},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"},
-            environment={"HOME": "/root" if self.as_root else HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            environment={"HOME": "/root" if self.as_root else HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+                         **passed_env()},
             labels=labels,
         )
 

@@ -28,7 +28,7 @@ import pexpect
 
 from dgym_tui.sandbox.base import (BOX_SOURCE, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
                                    READING_TERMINAL, Channel, DirEntry, ExecResult, OutputCap,
-                                   Sandbox, describe_status)
+                                   Sandbox, describe_status, passed_env)
 from dgym_tui.sandbox.box.dgym_procs import reading_terminal
 from dgym_tui.sandbox.errors import SandboxError, SandboxGone
 from dgym_tui.sandbox.interpreter import find_python, probe_python
@@ -216,6 +216,7 @@ class LocalSandbox(Sandbox):
             "TERM": os.environ.get("TERM", "xterm-256color"),
             "GIT_CONFIG_NOSYSTEM": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            **passed_env(),
         }
         env.update(self.program_env)
         env.update(extra or {})

@@ -27,12 +27,13 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "sdist", "GIT_AUTHOR_EMAIL": "sdist@dgym-tui.inval
            "GIT_COMMITTER_EMAIL": "sdist@dgym-tui.invalid"}
 
 
-def sdist(name: str, version: str) -> Path:
-    """The release's sdist, unpacked (downloaded once into SDISTS)."""
+def sdist(name: str, version: str, python: str = sys.executable) -> Path:
+    """The release's sdist, unpacked (downloaded once into SDISTS; pip prepares its metadata with
+    `python`, which must be one the release's setup.py runs on)."""
     SDISTS.mkdir(parents=True, exist_ok=True)
     found = [p for p in SDISTS.glob("*.tar.gz") if p.name.lower() == f"{name}-{version}.tar.gz".lower()]
     if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
+        subprocess.run([python, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
                         "--no-binary", ":all:", f"{name}=={version}", "-d", str(SDISTS)], check=True)
         found = [p for p in SDISTS.glob("*.tar.gz") if p.name.lower() == f"{name}-{version}.tar.gz".lower()]
     with tarfile.open(found[0]) as tar:
@@ -64,9 +65,10 @@ def _diff_of(repo: Path, new_tree: Path, paths: list[str]) -> str:
     return diff
 
 
-def release_repo(repos: Path, slug: str, name: str, version: str, date: str) -> tuple[Path, str]:
+def release_repo(repos: Path, slug: str, name: str, version: str, date: str,
+                 python: str = sys.executable) -> tuple[Path, str]:
     """repos/owner+name: a git repository of the release's sdist, one commit; (it, the commit)."""
-    base = sdist(name, version)
+    base = sdist(name, version, python)
     repo = repos / slug.replace("/", "+")
     if repo.exists():
         shutil.rmtree(repo)
@@ -117,4 +119,40 @@ def django_instance(repos: Path) -> dict:
                               f"3.0.1's release note:\n\n{note}"),
         "hints_text": "", "created_at": "2019-12-18T08:19:07Z", "version": "3.0",
         "environment_setup_commit": commit, "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
+    }
+
+
+PYTEST_ID = "pytest-dev__pytest-v7.0.0-build"
+
+
+def pytest_build_instance(repos: Path) -> dict:
+    """pytest 7.0.0's sdist as a pytest-dev/pytest 7.0 instance: its build needs setuptools-scm (its
+    pyproject.toml's `[build-system] requires`), which pip in an image with no network can only take
+    from the wheels it was built with. A build-only instance: no fix, no test patch."""
+    repo, commit = release_repo(repos, "pytest-dev/pytest", "pytest", "7.0.0", "2022-02-03T12:00:00+00:00")
+    return {
+        "repo": "pytest-dev/pytest", "instance_id": PYTEST_ID, "base_commit": commit, "patch": "",
+        "test_patch": "", "problem_statement": "pytest 7.0.0, built", "hints_text": "",
+        "created_at": "2022-02-03T12:00:00Z", "version": "7.0", "environment_setup_commit": commit,
+        "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
+    }
+
+
+REQUESTS_OLD_ID = "psf__requests-v2.4.3-httpbin"
+
+
+def requests_httpbin_instance(repos: Path) -> dict:
+    """requests 2.4.3's sdist as a psf/requests 2.4 instance: its test_requests.py calls httpbin.org
+    (through $HTTPBIN_URL), which SWE-bench's validation reached over the network. Build-only: no
+    fix, no test patch. Its setup.py imports collections.Mapping, gone in 3.10: the sdist's
+    metadata is read by the spec's Python 3.9."""
+    from dgym_tui.batch.swebench_image import find_python
+
+    repo, commit = release_repo(repos, "psf/requests", "requests", "2.4.3", "2014-10-06T12:00:00+00:00",
+                                python=find_python("3.9"))
+    return {
+        "repo": "psf/requests", "instance_id": REQUESTS_OLD_ID, "base_commit": commit, "patch": "",
+        "test_patch": "", "problem_statement": "requests 2.4.3, built", "hints_text": "",
+        "created_at": "2014-10-06T12:00:00Z", "version": "2.4", "environment_setup_commit": commit,
+        "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
     }

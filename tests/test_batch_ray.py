@@ -216,3 +216,21 @@ def test_a_lost_node_costs_only_its_running_trials(ray_cluster, tmp_path):
     # the cluster whole again for whatever runs next
     ray_cluster.add_node("w1")
     ray_cluster.wait_nodes(3)
+
+
+def test_an_arm_with_a_seeker_runs_on_the_cluster(ray_cluster, tmp_path):
+    """Two roles travel with the trial: the node builds both models and the seeker's answer
+    reaches the fixer there (scripted models, local sandboxes: the cluster is what is tested)."""
+    from batch_fixtures import folder_of_repos, write_script
+    from test_seeker import CALC_FIXER, CALC_SEEKER
+
+    tasks = folder_of_repos(tmp_path / "tasks", ("calc_a",))
+    out = tmp_path / "run"
+    args = ["dgym-tui", "batch", str(tasks), "--model", write_script(tmp_path / "fixer.json", CALC_FIXER),
+            "--seeker", write_script(tmp_path / "seeker.json", CALC_SEEKER), "--arm", "pair=view,edit,eval+seeker",
+            "--out", str(out), "--sandbox", "local", "--yes", "--executor", "ray"]
+    r = run_batch(args, driver_env(ray_cluster.address), out)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    result = results_once(out, 1)["calc_a__pair__1"]
+    assert result["status"] == "resolved" and result["ray_node_id"] in set(ray_cluster.node_ids().values())
+    assert result["roles"]["seeker"]["grounded"] == 1 and result["roles"]["seeker"]["touched_named_place"] is True

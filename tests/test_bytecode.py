@@ -111,6 +111,8 @@ def test_a_session_runs_the_repo_from_bytecode_and_recompiles_what_an_edit_chang
         session.edit("mod.py", "VALUE = 2", start=1, end=1)  # the same size: only a hash tells them apart
         assert session.compile_ahead.idle.wait(60)
         assert session.compile_ahead.last_output == "compiled 1 of 2"
+        assert session.state.program == "exited"  # the run with the old code ended; nothing ran again
+        assert session.send("n").stop.line == 1  # `n` runs the new code, from its first line
         session.send("n")
         assert session.send("p mod.VALUE").output.strip().endswith("2")
         out = in_sandbox(session, "import mod; print('VALUE', mod.VALUE)")

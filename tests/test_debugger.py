@@ -16,16 +16,16 @@ from conftest import make_sandbox, require_bwrap, require_docker
 from dgym_tui.core.events import AGENT, HUMAN
 from dgym_tui.core.session import Session
 
-PYTHONS = {v: pythons.PATHS[v] for v in pythons.SANDBOXED}
 _has_pytest = pythons.has_pytest
 
 
 # Each engine variant: the Docker sandbox, the bwrap jail, and the local sandbox with each Python
-# found here.
+# of pythons.SANDBOXED, whether it is here or not: a missing one fails under CI, is skipped
+# elsewhere (pythons.require). Where none of them is here, the local sandbox with its own choice too.
 ENGINES = [pytest.param(("docker", None), id="docker", marks=pytest.mark.docker),
            pytest.param(("bwrap", None), id="bwrap")] + [
-    pytest.param(("local", path), id=f"local-py{v}") for v, path in PYTHONS.items() if os.path.exists(path)
-] or [pytest.param(("local", None), id="local")]
+    pytest.param(("local", v), id=f"local-py{v}") for v in pythons.SANDBOXED
+] + ([] if any(map(pythons.exists, pythons.SANDBOXED)) else [pytest.param(("local", None), id="local")])
 
 PROGRAMS = {
     "main.py": """\
@@ -139,12 +139,12 @@ def repo(tmp_path):
 
 @pytest.fixture(params=ENGINES)
 def engine(request):
-    kind, python = request.param
+    kind, minor = request.param
     if kind == "docker":
         require_docker()
     if kind == "bwrap":
         require_bwrap()
-    return kind, python
+    return kind, pythons.require(minor) if minor else None
 
 
 @pytest.fixture

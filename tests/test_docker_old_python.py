@@ -34,8 +34,7 @@ def old_image():
     """The image, built once per engine (its label says from what); pyenv's 3.6 is a prefix
     that runs wherever it is put at its own path (its libpython is found by that path)."""
     client = require_docker()
-    if not pythons.exists("3.6") or not pythons.has_pytest(pythons.PATHS["3.6"]):
-        pytest.skip("no Python 3.6 with pytest here (.ci/run installs it)")
+    pythons.require_pytest(pythons.require("3.6"))
     prefix = os.path.dirname(os.path.dirname(pythons.PATHS["3.6"]))
     version = os.path.basename(prefix)
     import docker

@@ -102,6 +102,18 @@ class Tmux:
                     pass
         return found
 
+    def wait_events(self, condition, what: str, timeout: float = 10) -> list[dict]:
+        """The session's events once condition(events) holds: the app writes its events from a
+        thread that flushes every 100 ms, so what the screen shows may not be in the file yet."""
+        deadline = time.monotonic() + timeout
+        while True:
+            events = self.events()
+            if condition(events) or time.monotonic() > deadline:
+                if not condition(events):
+                    raise AssertionError(f"{what} never happened; {self.last_events()}")
+                return events
+            time.sleep(0.1)
+
     def last_events(self, count: int = 15) -> str:
         """The newest session file's last events, one line each: what the app was doing."""
         newest = self.session_file()
@@ -547,8 +559,7 @@ def test_a_repo_on_its_own_older_python_opens_at_its_failing_test(installed, tmp
     import pythons
     from real_repos import PACKAGE_TESTS as real
 
-    if not pythons.exists(minor) or not pythons.has_pytest(pythons.PATHS[minor]):
-        pytest.skip(f"no Python {minor} with pytest here (.ci/run installs them)")
+    pythons.require_pytest(pythons.require(minor))
     repo = real.write(tmp_path / "repo")
     subprocess.run([pythons.PATHS[minor], "-m", "venv", "--without-pip", "--system-site-packages",
                     str(repo / ".venv")], check=True)
@@ -556,8 +567,11 @@ def test_a_repo_on_its_own_older_python_opens_at_its_failing_test(installed, tmp
            "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
     tmux = Tmux(f"dgym-e2e-py{minor.replace('.', '')}-{os.getpid()}", f"{installed} --sandbox local {repo}", str(tmp_path), env)
     try:
-        tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
-        assert "3.11 or newer" not in tmux.screen()
+        # pdb runs on this Python: had the session turned it off, its status bar would say "pdb off
+        # (Python 3.6)" and its console "pdb is off for this task: …" (then no stop ever comes)
+        screen = tmux.wait_until(lambda s: f"stopped at {real.opens_at}" in s or re.search(r"pdb (is )?off", s),
+                                 f"'stopped at {real.opens_at}' or pdb off", timeout=120)
+        assert not re.search(r"pdb (is )?off", screen), screen
         _break_and_continue(tmux, real.breakpoint)
         tmux.type("p (__import__('sys').version_info[:2], total, count)")
         tmux.keys("Enter")
@@ -593,11 +607,46 @@ def test_a_unittest_runner_scripts_first_c_stops_in_the_failing_test(installed, 
         tmux.type("!c")
         tmux.keys("Enter")
         tmux.wait_for(f"stopped at {real.opens_at}", timeout=120)
-        tmux.type("p merge([(1, 3), (3, 5)])")
+        # the output differs from the command's echo (and from the text typed in the input box)
+        tmux.type("p [list(s) for s in merge([(1, 3), (3, 5)])]")
         tmux.keys("Enter")
-        tmux.wait_for("[(1, 3), (3, 5)]")
+        tmux.wait_for("[[1, 3], [3, 5]]")
         tmux.keys("Escape")
         tmux.type("q")
         tmux.wait_for("DGYM-EXITED-0", timeout=30)
     finally:
         tmux.close()
+
+
+def test_the_person_answers_the_agents_question_as_its_seeker(installed, tmp_path):
+    """--seeker person: the fixer's debug(question) waits in the agent pane; the person's answer
+    reaches the fixer, checked against what the session printed, and the fix goes on."""
+    from test_agent import TALLY, make_repo
+
+    repo = make_repo(tmp_path / "tally", TALLY)
+    fixer = ROOT / "tests" / "agent_scripts" / "tally_fixer.json"
+    env = {"TERM": "xterm-256color", "DGYM_TUI_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path),
+           "DGYM_TUI_DATA_DIR": str(tmp_path / "data")}
+    tmux = Tmux(f"dgym-e2e-seeker-{os.getpid()}", f"{installed} --sandbox local --model scripted:{fixer} "
+                                   f"--seeker person --mode auto {repo}", str(tmp_path), env)
+    answer = "tally/__init__.py:5 gives mean([2, 4, 6]) == 6.0: it divides by len(values) - 1"
+    try:
+        tmux.wait_for("the agent asks you (as its seeker)", timeout=90)
+        tmux.type("a")
+        tmux.wait_for("The agent asks: What do total and len(values) hold")
+        tmux.type(answer)
+        tmux.keys("Enter")
+        tmux.wait_for("edit waits for you", timeout=30)
+        tmux.type("a")
+        tmux.wait_for("submit waits for you", timeout=60)
+        tmux.type("a")
+        tmux.wait_for("agent submitted", timeout=60)
+        events = tmux.wait_events(lambda es: any(e.get("kind") == "seeker_answer" for e in es), "the answer")
+    finally:
+        tmux.close()
+    found = next(e["data"] for e in events if e.get("kind") == "seeker_answer")
+    assert found["by"] == "person" and found["answer"] == answer
+    assert found["grounding"] == "grounded" and found["values"] == ["6.0"]
+    told = [e["data"]["message"]["content"] for e in events if e.get("kind") == "agent_message"
+            and e["actor"] == "agent" and e["data"]["origin"] == "tool"]
+    assert any(answer in text and "Answer from the person" in text for text in told), told

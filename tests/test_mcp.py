@@ -355,3 +355,33 @@ def test_the_schema_the_server_checks_headers_against_is_the_one_clients_list(re
         assert server.get_tool_input_schema("no-such-tool") is None
     finally:
         session.close()
+
+
+def test_an_outside_agent_asks_a_seeker_and_gets_a_grounded_answer(repo, tmp_path):
+    """The outside agent is the fixer; a local model (scripted here) investigates with pdb."""
+    import json
+
+    script = tmp_path / "seeker.json"
+    script.write_text(json.dumps({"name": "shop_seeker", "steps": [
+        {"tool_calls": [{"name": "pdb", "arguments": {"command": "b main.py:76"}}]},
+        {"tool_calls": [{"name": "pdb", "arguments": {"command": "c"}}]},
+        {"tool_calls": [{"name": "pdb", "arguments": {"command": "p order.cart.customer.name"}}]},
+        {"tool_calls": [{"name": "answer", "arguments": {"text": (
+            "Looked: main.py:76\nRan: b main.py:76; c; p order.cart.customer.name\n"
+            "Saw: order.cart.customer.name = 'Alice'\nAnswer: the first order is Alice's.")}}]}]}))
+
+    async def test():
+        async with Client(server(repo, tmp_path, "--seeker", f"scripted:{script}"),
+                          client_info=Implementation(name="Claude Code", version="2")) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert "debug" in tools and tools["debug"].input_schema["required"] == ["question"]
+            text, error = await call(c, "debug", {"question": "Whose order is processed first?"})
+            assert not error, text
+            assert "'Alice'" in text and "[Grounded" in text and "main.py:76" in text
+
+    run(test)
+    saved = read_session(tmp_path / "mcp.jsonl")
+    answer = next(e.data for e in saved.events if e.kind == "seeker_answer")
+    assert answer.grounding == "grounded" and answer.commands == ["b main.py:76", "c", "p order.cart.customer.name"]
+    seeker_pdb = [e.data.command for e in saved.events if e.kind == "pdb_input" and e.actor == "agent:seeker"]
+    assert seeker_pdb == ["b main.py:76", "c", "p order.cart.customer.name"]

@@ -111,6 +111,9 @@ def test_environment_is_scrubbed(sandbox, monkeypatch):
     monkeypatch.setenv("DGYM_SECRET_TEST", "nope")
     env = sandbox.exec("env", timeout=30).output
     assert "sk-must-not-leak" not in env and "DGYM_SECRET_TEST" not in env
+    # pytest's plugin switch is the one thing passed on (conftest.py sets it for the whole suite)
+    assert os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in env.splitlines()
     home = sandbox.exec('echo "$HOME"', timeout=30).output.strip()
     assert home and not home.startswith(os.path.expanduser("~") + "/")
 

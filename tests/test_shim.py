@@ -26,9 +26,7 @@ SHIM = Path(__file__).resolve().parents[1] / "sandbox" / "box" / "dgym_pdb.py"
 
 @pytest.fixture(params=pythons.FULL)
 def python(request):
-    if not pythons.exists(request.param):
-        pytest.skip(f"no Python {request.param} here")
-    return pythons.PATHS[request.param]
+    return pythons.require(request.param)
 
 
 has_pytest = pythons.has_pytest
@@ -36,9 +34,7 @@ has_pytest = pythons.has_pytest
 
 @pytest.fixture
 def pytest_python(python):
-    if not has_pytest(python):
-        pytest.skip(f"pytest is not importable by {python}")
-    return python
+    return pythons.require_pytest(python)
 
 
 class Shim:
@@ -68,7 +64,7 @@ class Shim:
         out = self.child.before
         status = json.loads(self.child.match.group(1))
         self.transcript += [out, self.child.match.group(0)]
-        if status["event"] == "prompt":
+        if status["event"] == "prompt" or status.get("stays"):  # after the end, the shell's prompt
             self.child.expect_exact("(Pdb) ")
             assert self.child.before == "", "nothing may come between the marker and the prompt"
             self.transcript.append("(Pdb) ")
@@ -79,7 +75,10 @@ class Shim:
         return self.read()
 
     def finish(self):
-        """Wait for the process to end; its exit status."""
+        """Wait for the process to end; its exit status. After the program's end the process
+        stays to answer (box/ended.py) until told `EOF`, as the host's closing does."""
+        if self.child.isalive():
+            self.child.sendline("EOF")
         self.child.expect(pexpect.EOF)
         self.transcript.append(self.child.before)
         self.child.close()
@@ -88,6 +87,17 @@ class Shim:
     def close(self):
         if self.child.isalive():
             self.child.close(force=True)
+
+
+# What the exit marker says beyond the program's end: the shell after it keeps the breakpoints
+# and watches (box/ended.py).
+SHELL_FIELDS = ("stays", "breakpoints", "watches", "errors", "notices")
+
+
+def exit_of(status):
+    """An exit marker without the shell's fields (checked by the tests of the shell)."""
+    assert status.get("stays") is True and isinstance(status.get("breakpoints"), list), status
+    return {k: v for k, v in status.items() if k not in SHELL_FIELDS}
 
 
 @pytest.fixture

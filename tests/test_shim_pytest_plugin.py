@@ -153,3 +153,30 @@ def test_trace():
     assert not out.startswith("\r\n\r\n")
     out, st = shim.cmd("c")
     assert st["event"] == "exit" and "1 failed, 2 passed" in out and not PYTEST_BANNERS.search(out)
+
+
+def test_a_test_whose_fixture_nothing_provides_is_said_once_and_not_stopped_at(pytest_python, run, tmp_path):
+    """SWE-bench's requests image lacks pytest-mock: eight tests error in setup on `mocker`. Their
+    code never runs, so they are no post-mortem and no failed test for `c` to run again; the run
+    goes on to the breakpoint in a test that does run."""
+    write(tmp_path, "calc.py", CALC)
+    write(tmp_path, "test_x.py", """
+        import pytest
+        from calc import add
+
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_mocked(mocker, n):
+            assert n
+
+        def test_add():
+            assert add(2, 3) == 5
+        """)
+    shim = run(pytest_python, ["--pytest", "test_x.py"], [bp(2, file="calc.py")], timeout=30)
+    out, st = shim.read()
+    assert (st["reason"], st["file"], st["test"]) == ("breakpoint", "calc.py", "test_x.py::test_add"), out
+    assert st["notices"] == ["test_x.py::test_mocked[1] could not start: fixture 'mocker' not found (the "
+                             "environment lacks the pytest plugin that provides it?); the tests that need it are "
+                             "not stopped at, and the run goes on"]
+    out, st = shim.cmd("c")
+    assert st["event"] == "exit" and st["code"] == 1 and st["failed_tests"] == [], out
+    assert "2 errors" in out and st.get("notices", []) == []

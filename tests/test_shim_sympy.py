@@ -36,9 +36,7 @@ def sympy_source(tmp_path_factory) -> Path:
 
 
 def test_sympys_runner_stops_in_the_failing_test(run, tmp_path, sympy_source):
-    python = pythons.PATHS["3.9"]  # SWE-bench's sympy instances run 3.9
-    if not pythons.exists("3.9"):
-        pytest.skip("no Python 3.9 here")
+    python = pythons.require("3.9")  # SWE-bench's sympy instances run 3.9
     repo = sympy_source / "sympy-1.9"
     write(repo, "sympy/core/tests/test_dgym_halves.py", '''
         from sympy import Rational, S
@@ -62,3 +60,37 @@ def test_sympys_runner_stops_in_the_failing_test(run, tmp_path, sympy_source):
     assert st["test"] == "sympy/core/tests/test_dgym_halves.py::test_half_of_three"
     out, st = shim.cmd("c")
     assert st["event"] == "exit" and st["code"] == 1 and "DO *NOT* COMMIT!" in out
+
+
+def test_sympys_runner_whose_tests_pass_stops_at_a_breakpoint_kept_after_the_end(run, tmp_path, sympy_source):
+    """Issue 47: every test passes, so the run ends; `b` typed then is kept (the process stays,
+    answering without running anything), `c` asks for a fresh run, and that run stops there."""
+    python = pythons.require("3.9")
+    repo = sympy_source / "sympy-1.9"
+    write(repo, "sympy/core/tests/test_dgym_passes.py", '''
+        from sympy import Rational, S
+
+        def test_half_of_one():
+            half = S(1) / 2
+            assert half == Rational(1, 2)
+        ''')
+    write(repo, "run_tests.py", "import sys, sympy\nsys.exit(not sympy.test(*sys.argv[1:]))\n")
+    args = ["run_tests.py", "-C", "sympy/core/tests/test_dgym_passes.py"]
+    env = {"PYTHONPATH": str(sympy_source / "mpmath-1.3.0")}
+    shim = run(python, args, timeout=120, cwd=repo, env_extra=env)
+    assert shim.read()[1]["reason"] == "start"
+    out, st = shim.cmd("c")
+    assert st["event"] == "exit" and st["code"] == 0 and st["stays"] is True, out
+    out, st = shim.cmd("b sympy/core/tests/test_dgym_passes.py:5")
+    assert out.strip() == ("Breakpoint 1 at " + str(repo / "sympy/core/tests/test_dgym_passes.py") + ":5")
+    assert st["event"] == "ended"
+    kept = st["breakpoints"]
+    assert [(b["file"], b["line"]) for b in kept] == [("sympy/core/tests/test_dgym_passes.py", 5)]
+    out, st = shim.cmd("p half")
+    assert out.startswith("*** There is no frame: the program ended (exit code 0)")
+    out, st = shim.cmd("c")  # the host starts a fresh process with what the shell kept
+    assert st["event"] == "exit" and st.get("restart") is True
+    again = run(python, args, breakpoints=kept, timeout=120, cwd=repo, env_extra=env)
+    assert again.read()[1]["reason"] == "start"
+    out, st = again.cmd("c")
+    assert (st["reason"], st["function"], st["line"], st["locals"]["half"]) == ("breakpoint", "test_half_of_one", 5, "1/2"), out

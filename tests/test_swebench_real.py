@@ -75,9 +75,14 @@ def instance(request, tmp_path_factory):
     built = _dgym("image", "swebench", str(path), "--repos", str(repos), "--validate", str(checked))
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
     lines = built.stdout.strip().splitlines()
-    assert lines[-1].startswith(f"{record['instance_id']}: FAIL_TO_PASS "), lines[-1]
+    [counted] = [line for line in lines if line.startswith(f"[1/1] {record['instance_id']}: FAIL_TO_PASS ")]
     said = next(line for line in lines if line.startswith(f"{record['instance_id']}: {case['image']} "))
-    print(f"\n{said}\n{lines[-1]}")
+    print(f"\n{said}\n{counted}")
+    # the report's row and the logs kept beside OUT
+    [row] = [json.loads(line) for line in Path(f"{checked}.report.jsonl").read_text().splitlines()]
+    assert row["status"] == "validated" and row["testbed"] == "history" and 0 < row["own"] < row["size"], row
+    logs = Path(f"{checked}.logs") / record["instance_id"]
+    assert {p.name for p in logs.iterdir()} == {"build.log", "before.log", "after.log"}
     [valid] = [json.loads(line) for line in checked.read_text().splitlines()]
     return checked, repos, valid, case
 
@@ -160,6 +165,36 @@ def test_both_arms_resolve_with_the_gold_patch_and_pdb_stops_in_the_failing_code
     assert [tool for tool, _ in no_pdb] == ["eval", "bash", "bash", "submit"]
 
 
+def test_visible_tests_the_first_stop_is_the_failing_tests_post_mortem(instance, tmp_path):
+    """--tests visible (debug-gym's swebench-debug): the test patch in the baseline, pdb on the
+    FAIL_TO_PASS tests; its first stop is one of them failing. The gold patch still resolves it,
+    the test patch applied once, by the harness."""
+    path, repos, record, case = instance
+    script = tmp_path / "gold-visible.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "bash", "arguments": {
+            "command": f"git apply <<'EOF_GOLD'\n{record['patch']}EOF_GOLD\ngit status --porcelain"}}]},
+        {"tool_calls": [{"name": "submit", "arguments": {"message": "fixed"}}]}]))
+    out = tmp_path / "run"
+    done = _dgym("batch", str(path), "--repos", str(repos), "--model", f"scripted:{script}", "--out", str(out),
+                 "--arm", f"with-pdb=pdb,{TOOLS}", "--yes", "--tests", "visible")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    [r] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert r["status"] == "resolved" and r["tests"] == "visible", (r["reason"], r.get("error"))
+    trial = out / "trials" / f"{record['instance_id']}__with-pdb__1"
+    events = [json.loads(line) for line in (trial / "session.jsonl").read_text().splitlines()[1:]]
+    # what pdb showed before the agent's first step: a runner script's stop at its first line
+    # (Django's runtests.py, as raw pdb's), then the failing test's post-mortem, where it is left
+    first_call = next(n for n, e in enumerate(events) if e["kind"] == "tool_result")
+    stops = [e["data"] for e in events[:first_call] if e["kind"] == "stop"]
+    assert stops and all(s["reason"] == "start" for s in stops[:-1]), [s["reason"] for s in stops]
+    # pytest's node ids as they are; unittest's (Django) `test (module.Class)` as its dotted id
+    named = {t if "::" in t else "{1}.{0}".format(*t.rstrip(")").split(" (")) for t in case["f2p"]}
+    assert stops[-1]["reason"] == "post_mortem" and stops[-1]["test"] in named, stops[-1]
+    patched = [ln for ln in (trial / "patch.diff").read_text().splitlines() if ln.startswith("diff --git")]
+    assert patched and not set(patched) & {ln for ln in record["test_patch"].splitlines() if ln.startswith("diff --git")}
+
+
 def test_an_empty_patch_is_unresolved(instance, tmp_path):
     path, repos, _record, case = instance
     script = tmp_path / "give-up.json"
@@ -183,7 +218,7 @@ def test_what_cannot_be_had_is_said_in_one_line_and_nothing_is_built(tmp_path):
     done = subprocess.run([sys.executable, "-m", "dgym_tui", "image", "swebench", str(path), "--repos", str(repos),
                            "--rebuild"], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 1
-    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
+    failed = [line.split("] ", 1)[1] for line in done.stdout.splitlines() if line.startswith("[") and "] FAILED " in line]
     assert failed == ["FAILED psf__requests-v2.27.1: Python 3.9 is needed and this machine has none that can be "
                       "copied into an image (pyenv install 3.9, or set DGYM_PYTHON_39 to one)"], done.stdout
     missing = _dgym("image", "swebench", str(path), "--repos", str(tmp_path / "elsewhere"))

@@ -21,7 +21,9 @@ class PdbTool(Tool):
         "style; the person may use the same session). Breakpoints take `file_path:line_number` "
         "relative to the repository root and persist across restarts (conditions included). After "
         "each command you get pdb's output, the current frame and the code around it. After a "
-        "post-mortem or the program's end, c/n/s start the program again.\n"
+        "post-mortem or the program's end, c/n/s start the program again and stop at the "
+        "breakpoints; after the end, `b` and the other breakpoint commands are kept for that "
+        "run without running anything, and `p` or `where` have no frame to look at.\n"
         "Examples: `b pkg/module.py:42` sets a breakpoint; `c` continues to it; `p qty` prints "
         "a value; `where` shows the stack; `up` moves to the caller; `cl pkg/module.py:42` "
         "clears it; `restart` starts the program again.\n"
@@ -107,7 +109,7 @@ class PdbTool(Tool):
                 text += f"\nContext around the current frame:\n{context}\n"
         elif result.exited:
             text += (f"\nThe program ended (exit code {result.exit_code}). The next c, n or s starts it "
-                     "again.\n")
+                     "again and runs to the breakpoints.\n")
         text += missed_breakpoints(session, result)
         return ToolOutput(cap(text), ok=result.error is None)
 
@@ -118,7 +120,8 @@ def missed_breakpoints(session, result) -> str:
     reach the code a breakpoint is in — a small model then `c`s to the same failure for ever)."""
     stop = result.stop
     marks = session.breakpoints.items()
-    if "Starting the program again" not in result.output or not marks or (stop and stop.reason == "breakpoint"):
+    if ("Starting the program again" not in result.output or not marks or (stop and stop.reason == "breakpoint")
+            or "without reaching the breakpoint" in result.output):  # the session said it, with a way there
         return ""
     where = ", ".join(f"{bp.file}:{bp.line}" for bp in marks[:4])
     return (f"\nNo breakpoint ({where}) stopped this run of `{session.entrypoint_label}`: its code may not run "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dgym_tui.tools.base import Tool, ToolOutput
-from dgym_tui.tools.eval import report
+from dgym_tui.tools.eval import report, runner_of
 
 
 class SubmitTool(Tool):
@@ -17,4 +17,4 @@ class SubmitTool(Tool):
     def run(self, session, actor: str, message: str | None = None) -> ToolOutput:
         tests = session.run_tests(actor=actor)
         head = f"Agent message: {message}\n\n" if message else ""
-        return ToolOutput(head + report(tests), submitted=message or "")
+        return ToolOutput(head + report(tests, runner_of(session)), submitted=message or "")

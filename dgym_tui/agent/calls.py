@@ -171,10 +171,33 @@ class CallHandler:
         return request
 
     def _execute(self, call: ToolCall, args: dict, note: str = "") -> Handled:
-        outcome = self.session.run_tool(call.name, args, call_id=call.id, actor=self.actor)
+        tool = self.tools.get(call.name)
+        if getattr(tool, "on_caller_thread", False):
+            outcome = self._run_here(call, tool, args)
+        else:
+            outcome = self.session.run_tool(call.name, args, call_id=call.id, actor=self.actor)
         if outcome.submitted is not None:
             self.submitted = outcome.submitted or "submitted"
         return Handled(note + outcome.observation, "tool", outcome.ok)
+
+    def _run_here(self, call: ToolCall, tool, args: dict):
+        """A tool that runs on the agent's own thread, not the session's (`debug`: a second model
+        at work, whose every call goes through the session one by one; held on the session's
+        thread, it would keep the person out for minutes and wait on itself)."""
+        from dgym_tui.tools.base import ToolError, ToolOutput, cap
+
+        try:
+            output = tool.run(self.session, self.actor, call_id=call.id,
+                              **{k: v for k, v in args.items() if v is not None})
+            output = ToolOutput(output) if isinstance(output, str) else output
+        except ToolError as e:
+            output = ToolOutput(str(e), ok=False)
+        except Exception as e:  # a bug of ours: the model is told, the session goes on
+            output = ToolOutput(f"error: the {call.name} tool failed: {type(e).__name__}: {e}", ok=False)
+        output.observation = cap(output.observation)
+        self.session.events.emit(ev.ToolResult(call_id=call.id, tool=call.name, observation=output.observation,
+                                               executed=True, ok=output.ok), self.actor)
+        return output
 
     def _requested(self, call: ToolCall, args: dict, verdict: str, rule: str) -> None:
         self.session.events.emit(ev.ToolRequested(call_id=call.id, tool=call.name, args=args, verdict=verdict,

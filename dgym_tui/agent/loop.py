@@ -47,7 +47,8 @@ class Agent:
                  context_window: int | None = None,
                  auto_answer: Callable[[ev.ApprovalRequested], Answer] | None = None,
                  on_model_error: str = "pause", resume=None, tool_format: str = "auto",
-                 later: dict | None = None):
+                 later: dict | None = None, actor: str = AGENT, gate=None,
+                 ends_at_limit: bool = False, seeker=None):
         """resume: the AgentView of a recorded session (DebugState.agent) whose conversation
         this agent goes on with, instead of starting one.
         tool_format: native (the provider's tool calls), text (one fenced JSON action per reply,
@@ -57,9 +58,16 @@ class Agent:
         else to text; json the server refuses goes on as text).
         tools: the tools it has (default: the session's); later: tools a schedule holds back,
         name -> (Tool, edits): each is given to it once it has made that many successful edits
-        (debug-gym's "pdb after 5 rewrites"), and it is told so."""
-        self.session, self.model = session, model
+        (debug-gym's "pdb after 5 rewrites"), and it is told so.
+        actor: whose events these are: "agent", or "agent:seeker" for the seeker that investigates
+        for it (agent/seeker.py), which shares the agent's approval gate (`gate`): the person
+        answers both in one place. ends_at_limit: at a limit or stuck, end rather than wait for
+        the person to resume (a seeker's budget is its own). seeker: the Seeker that investigates
+        for it (agent/seeker.py): in the report form it runs first, and its findings join the
+        task."""
+        self.session, self.model, self.actor = session, model, actor
         self._stop_event = threading.Event()
+        self.children: list[Agent] = []       # a seeker at work for it: stopped with it
         self.tools = tools if tools is not None else session.tools
         self.later = dict(later or {})
         self.edits = 0                        # successful edit calls, for the schedule
@@ -70,9 +78,16 @@ class Agent:
         self.context_window = context_window
         self.auto_answer = auto_answer        # headless runs answer by rule, nobody waits
         self.on_model_error = on_model_error  # pause (the app: the person may retry) | stop
+        self.ends_at_limit = ends_at_limit
+        self.seeker = seeker
+        if seeker is not None:
+            seeker.parent = self
+        self.task_text = task or ""           # the task as the model read it (made from the tests if none)
         self.calls = CallHandler(session, self.tools, self.policy, mode=lambda: self.mode,
                                  auto_answer=lambda: self.auto_answer, stop=self._stop_event,
-                                 status=lambda state, reason: self._status(state, reason))
+                                 status=lambda state, reason: self._status(state, reason), actor=actor)
+        if gate is not None:
+            self.calls.gate = gate
         self.gate = self.calls.gate
         self.messages: list[dict] = []
         self.origins: list[str] = []
@@ -111,6 +126,8 @@ class Agent:
 
     def stop(self) -> None:
         self._stop.set()
+        for child in list(self.children):
+            child.stop()
         self.gate.wake()
         with self._resume:
             self._resume.notify_all()
@@ -166,7 +183,7 @@ class Agent:
             self._begin()
             while not self._stop.is_set():
                 if self._limit_reached():
-                    if self.auto_answer is not None or not self._wait_for_resume():
+                    if self.auto_answer is not None or self.ends_at_limit or not self._wait_for_resume():
                         self.outcome = self.outcome or "limit"
                         break
                     continue
@@ -183,15 +200,28 @@ class Agent:
                     break
             if not self.outcome:
                 self.outcome = "stopped"
+            if self.outcome == "submitted" and self.seeker is not None:
+                self._say_if_findings_ignored()
         except Exception as e:  # a bug of ours: say it, never take the session down
             self.outcome = "error"
             self.session.events.emit(ev.Error(message=f"the agent stopped on an internal error: "
-                                                      f"{type(e).__name__}: {e}"), AGENT)
+                                                      f"{type(e).__name__}: {e}"), self.actor)
         finally:
             self._status(self.outcome, self.submitted or self.stuck or "")
             if self._unsubscribe is not None:
                 self._unsubscribe()
         return self.outcome
+
+    def _say_if_findings_ignored(self) -> None:
+        """A fix that touches none of the places the seeker's grounded answers named is said in
+        the session: the person (and the report) see a fixer that ignored what it was told."""
+        from dgym_tui.agent.grounding import grounded_places, touched
+
+        named = grounded_places(self.seeker.answers)
+        if touched(self.session.diff(), named) is False:
+            self.session.events.emit(ev.Notice(message="the fix touches none of the places the seeker's grounded "
+                                                       f"answers named ({', '.join(named)})"),
+                                     self.actor)
 
     def _begin(self) -> None:
         if self.resume_from is not None:
@@ -199,14 +229,17 @@ class Agent:
         names = sorted(self.tools)
         task = self.task
         if not task:
-            task = task_from_tests(self.session.run_tests(actor=AGENT, stop_after_hang=True))
+            task = task_from_tests(self.session.run_tests(actor=self.actor, stop_after_hang=True))
+        self.task_text = task
+        if self.seeker is not None and self.seeker.form == "report":
+            task = self.seeker.with_findings(task)
         self.session.events.emit(ev.AgentStarted(model=self.model.name, mode=self.mode, tools=names,
                                                  max_steps=self.max_steps, max_cost=self.max_cost,
                                                  scripted=self.model.name.startswith("scripted:"),
                                                  schemas=[self.tools[n].schema() for n in names], task=task,
                                                  tool_format=self.format,
                                                  schedule={n: after for n, (_t, after) in self.later.items()}),
-                                 AGENT)
+                                 self.actor)
         self._status("running", "")
         self._probe()
         brief = self.format in AS_TEXT
@@ -236,7 +269,7 @@ class Agent:
                                                  max_steps=self.max_steps, max_cost=self.max_cost,
                                                  scripted=self.model.name.startswith("scripted:"),
                                                  schemas=[self.tools[n].schema() for n in names],
-                                                 resumed=len(self.messages), tool_format=self.format), AGENT)
+                                                 resumed=len(self.messages), tool_format=self.format), self.actor)
         answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
         for message in list(self.messages):
             for call in message.get("tool_calls") or []:
@@ -280,7 +313,7 @@ class Agent:
         prompt, trimmed = self._prompt()
         fresh = sorted(set(trimmed) - self._trimmed)  # cut ones stay cut: record each once
         self._trimmed.update(trimmed)
-        self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=fresh), AGENT)
+        self.session.events.emit(ev.ModelRequest(step=self.step, upto=len(self.messages), trimmed=fresh), self.actor)
         schemas = self._schemas() if self.format == "native" else []
         held = {"response_format": text_actions.response_format(self._schemas())} if self.format == "json" else {}
         try:
@@ -311,7 +344,7 @@ class Agent:
             tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments, "error": c.error}
                         for c in reply.tool_calls],
             prompt_tokens=reply.usage.prompt_tokens, completion_tokens=reply.usage.completion_tokens,
-            cost=reply.cost, message_index=index), AGENT)
+            cost=reply.cost, message_index=index), self.actor)
         if switched:
             self._switch(switched)
         self._status("running", "")
@@ -324,7 +357,7 @@ class Agent:
             return self._switch(f"the provider refused tools ({e})")
         if self.format == "json" and e.kind == "bad_request" and text_actions.refuses_schema(str(e)):
             return self._switch(f"the server takes no schema for replies ({e})", to="text")
-        self.session.events.emit(ev.Error(message=f"the model failed: {e}"), AGENT)
+        self.session.events.emit(ev.Error(message=f"the model failed: {e}"), self.actor)
         if e.kind == "context_window" and self.context_window is None:
             self.context_window = max(2048, self.model.count_tokens(prompt) // 2)  # trim harder next time
         if self.on_model_error == "stop" or e.kind == "script_over":
@@ -343,7 +376,7 @@ class Agent:
         looked = [0]
 
         def on_delta(text: str) -> None:
-            self.session.events.emit(ev.ModelDelta(step=self.step, text=text), AGENT)
+            self.session.events.emit(ev.ModelDelta(step=self.step, text=text), self.actor)
             so_far.append(text)
             if self.format == "text" and ("`" in text or ">" in text):  # json: the grammar ends it
                 if text_actions.action_end("".join(so_far)) is not None:
@@ -368,7 +401,7 @@ class Agent:
         reply.message = {**reply.message, "content": reply.text}
 
     def _retrying(self, attempt: int, wait_s: float, reason: str) -> None:
-        self.session.events.emit(ev.ModelRetry(attempt=attempt, wait_s=wait_s, reason=reason), AGENT)
+        self.session.events.emit(ev.ModelRetry(attempt=attempt, wait_s=wait_s, reason=reason), self.actor)
 
     def _prompt(self) -> tuple[list[dict], list[int]]:
         """The history to send, old observations trimmed to fit the window (agent/history.py)."""
@@ -412,9 +445,9 @@ class Agent:
         for name in due:
             self.tools[name] = self.later.pop(name)[0]
         schemas = [self.tools[n].schema() for n in due]
-        self.session.events.emit(ev.ToolsUnlocked(tools=due, edits=self.edits, schemas=schemas), AGENT)
+        self.session.events.emit(ev.ToolsUnlocked(tools=due, edits=self.edits, schemas=schemas), self.actor)
         if "pdb" in due and hasattr(self.session, "start_debugger"):
-            self.session.start_debugger(actor=AGENT)  # the program under pdb, as at a session's start
+            self.session.start_debugger(actor=self.actor)  # the program under pdb, as at a session's start
         if self.format in AS_TEXT:
             listing = text_actions.compact_listing(schemas)
         else:
@@ -478,7 +511,7 @@ class Agent:
         if known:
             reason += " (asked once for this model and server, by an earlier session in this process)"
         self.format = "json"
-        self.session.events.emit(ev.ToolFormat(format="json", reason=reason), AGENT)
+        self.session.events.emit(ev.ToolFormat(format="json", reason=reason), self.actor)
 
     def _switch(self, reason: str, to: str | None = None) -> None:
         """For the rest of the session: tools described in the prompt, one JSON action per reply —
@@ -486,7 +519,7 @@ class Agent:
         was = self.format
         self.format = to or ("json" if getattr(self.model, "own_server", False) else "text")
         self._silent = 0
-        self.session.events.emit(ev.ToolFormat(format=self.format, reason=reason), AGENT)
+        self.session.events.emit(ev.ToolFormat(format=self.format, reason=reason), self.actor)
         listing = text_actions.instructions(text_actions.compact_listing(self._schemas()), held=self.format == "json",
                                             tools=self.tools)
         if was == "native":
@@ -506,7 +539,7 @@ class Agent:
         """Headless: end here. In the app: pause; the person may resume after a hint. False: end."""
         self._repeats.forget()
         self.outcome = "limit"
-        if self.auto_answer is not None:
+        if self.auto_answer is not None or self.ends_at_limit:
             self._status("limit", self.stuck)
             return False
         with self._resume:
@@ -520,7 +553,7 @@ class Agent:
         index = len(self.messages)
         self.messages.append(message)
         self.origins.append(origin)
-        self.session.events.emit(ev.AgentMessage(index=index, message=message, origin=origin), AGENT)
+        self.session.events.emit(ev.AgentMessage(index=index, message=message, origin=origin), self.actor)
         return index
 
     def _tell_person_notes(self) -> None:
@@ -563,7 +596,7 @@ class Agent:
     def _status(self, state: str, reason: str) -> None:
         self.session.events.emit(ev.AgentStatus(state=state, mode=self.mode, step=self.step, tokens=self.tokens,
                                                 cost=self.cost, reason=reason, max_steps=self.max_steps,
-                                                max_cost=self.max_cost), AGENT)
+                                                max_cost=self.max_cost), self.actor)
 
 
 def _safe(fn):

@@ -18,10 +18,12 @@ ALLOW, ASK, DENY = "allow", "ask", "deny"
 
 # The argument a pattern is matched against, per tool (the others match on the name only).
 MAIN_ARGUMENT = {"pdb": "command", "bash": "command", "edit": "path", "view": "path",
-                 "listdir": "path", "grep": "pattern", "submit": "message"}
+                 "listdir": "path", "grep": "pattern", "submit": "message", "debug": "question"}
 
 DEFAULT_RULES = {
-    ALLOW: ["view", "listdir", "grep", "pdb", "eval"],
+    # debug asks the seeker and answer ends its turn: neither changes anything (the seeker's own
+    # calls meet the policy one by one)
+    ALLOW: ["view", "listdir", "grep", "pdb", "eval", "debug", "answer"],
     ASK: ["edit", "bash", "submit"],
     DENY: [],
 }

@@ -43,6 +43,10 @@ class BatchConfig:
     workers: int = 4
     executor: str = "local"
     total_cost: float | None = None
+    tests: str = "hidden"                     # what the agent sees of the hidden tests (test_modes.py)
+    seeker: str | None = None                 # the seeker's model, for arms with +seeker or +report
+    seeker_api_base: str | None = None
+    seeker_steps: int | None = 10
     env: dict[str, str] = field(default_factory=dict)  # for the agent (API keys): never written
 
     def to_json(self) -> dict:
@@ -57,7 +61,8 @@ class BatchConfig:
         return [TrialSpec(task=task, arm=arm, attempt=attempt, model=self.model, api_base=self.api_base,
                           tool_format=self.tool_format, max_steps=self.max_steps, max_cost=self.max_cost,
                           timeout=self.trial_timeout, sandbox=self.sandbox, image=self.image, yes=self.yes,
-                          env=dict(self.env))
+                          tests=self.tests, seeker=self.seeker, seeker_api_base=self.seeker_api_base,
+                          seeker_steps=self.seeker_steps, env=dict(self.env))
                 for task in tasks for arm in self.arms for attempt in range(1, self.attempts + 1)]
 
 

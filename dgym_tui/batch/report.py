@@ -91,7 +91,33 @@ def stats_of(run_dir: Path) -> dict:
 
 def _arm_label(arm: dict) -> str:
     unlock = arm.get("unlock") or {}
-    return ", ".join(f"{t} after {unlock[t]} edits" if t in unlock else t for t in arm.get("tools") or []) or "every tool"
+    tools = ", ".join(f"{t} after {unlock[t]} edits" if t in unlock else t for t in arm.get("tools") or []) or "every tool"
+    seeker = arm.get("seeker") or {}
+    if seeker:
+        form = "debug(question) answered by" if seeker.get("form", "ask") == "ask" else "findings first from"
+        tools += f"; {form} a seeker ({seeker.get('model') or 'the batch --seeker'})"
+    return tools
+
+
+def roles_md(figures: dict) -> list[str]:
+    """The arms with two roles: each role's steps, tokens, cost and time, and the seeker's answers."""
+    arms = {name: f for name, f in figures["arms"].items() if f.get("roles")}
+    if not arms:
+        return []
+    lines = ["", "## Per role (arms with a seeker)", "",
+             "Totals over the arm's scored trials. Grounded: every value the answer quotes was printed by the "
+             "seeker's tools. Touched: the patch changed a place (file, within 10 lines) a grounded answer named.", "",
+             "| arm | role | steps | tokens | cost | seconds | questions | grounded | ungrounded | no values | "
+             "unanswered | touched |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, f in arms.items():
+        for role, r in f["roles"].items():
+            cost = "?" if r["cost"] is None else f"${r['cost']:.4f}" + (" + ?" if r["cost_unknown"] else "")
+            tail = "| | | | | | |"
+            if role == "seeker":
+                tail = (f"| {r['questions']} | {r['grounded']} | {r['ungrounded']} | {r['no_values']} | "
+                        f"{r['unanswered']} | {r['touched']} of {r['touched_of']} |")
+            lines.append(f"| {_md(name)} | {role} | {r['steps']} | {r['tokens']:,} | {cost} | {r['seconds']:g} {tail}")
+    return lines
 
 
 def _points(x: float) -> str:
@@ -108,10 +134,12 @@ def summary_md(run_dir: Path) -> str:
     figures = stats(results, config.get("arms") or [], int(config.get("attempts") or 1))
     attempts = figures["attempts"]
     arms = arm_stats(results, list(figures["arms"]))
-    lines = [f"# Batch: {config.get('model')} on {config.get('tasks')}", "",
-             f"{len(results)} trial(s) finished; {attempts} attempt(s) per task and arm. "
-             "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval."
-             + (" pass@k: the unbiased estimate from each task's scored attempts." if attempts > 1 else ""), ""]
+    lines = [f"# Batch: {config.get('model')} on {config.get('tasks')}", ""]
+    lines += [f"**WARNING: {_md(w)}**" for w in figures["warnings"]] + ([""] if figures["warnings"] else [])
+    lines += [f"{len(results)} trial(s) finished; {attempts} attempt(s) per task and arm. "
+              "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval."
+              + (" pass@k: the unbiased estimate from each task's scored attempts." if attempts > 1 else ""), "",
+              f"Tests: {_md(tests_said(figures, config))}.", ""]
     lines += ["| arm | tools |", "|---|---|"]
     lines += [f"| {_md(name)} | {_md(_arm_label(arm))} |" for name, arm in figures["arms"].items()]
     ks = [str(k) for k in range(1, attempts + 1)] if attempts > 1 else []
@@ -131,6 +159,9 @@ def summary_md(run_dir: Path) -> str:
                      f"{'–' if tokens is None else f'{tokens:g}'} | {total_cost(arms[name])} |")
     for pair in figures["pairs"]:
         first, second = _md(pair["first"]), _md(pair["second"])
+        if pair.get("refused"):
+            lines += ["", f"## {first} against {second}", "", f"**WARNING: {_md(pair['refused'])}.**"]
+            continue
         lo, hi = pair["interval"]
         lines += ["", f"## {first} against {second} ({pair['tasks']} tasks scored in both)", "",
                   f"| both resolved | only {first} | only {second} | neither | McNemar's exact p | "
@@ -138,6 +169,7 @@ def summary_md(run_dir: Path) -> str:
                   f"| {len(pair['both'])} | {len(pair['only_first'])} | {len(pair['only_second'])} | "
                   f"{len(pair['neither'])} | {_p(pair['mcnemar_p'])} | {_points(pair['difference'])} | "
                   f"{_points(lo)} to {_points(hi)} |"]
+    lines += roles_md(figures)
     names = list(figures["arms"])
     lines += ["", "## Per task", "", "Each attempt: ✓ resolved, ✗ unresolved, L limit, "
               + ("R no reproduction, " if repro else "") + "E error.", "",
@@ -157,6 +189,16 @@ def summary_md(run_dir: Path) -> str:
                                 if lost else ""))
         lines += [f"  - {_md(r.trial)}: {_md(r.reason or '')}" for r in errors]
     return "\n".join(lines) + "\n"
+
+
+def tests_said(figures: dict, config: dict) -> str:
+    """What the agent saw of the hidden tests (--tests), in words."""
+    from dgym_tui.batch.test_modes import SAID
+
+    mode = figures.get("tests") or config.get("tests") or "hidden"
+    if mode == "mixed":
+        return "mixed: " + "; ".join(f"{name} {'/'.join(f['tests'])}" for name, f in figures["arms"].items())
+    return "--tests " + SAID.get(mode, mode)
 
 
 def _md(text) -> str:
@@ -239,7 +281,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ccc; padding: .25em .6em; }
 th { background: #f3f3f3; text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .resolved { color: #1a7f37; } .unresolved { color: #9a6700; } .limit { color: #8250df; } .error { color: #cf222e; }
-.chart svg { max-width: 100%; height: auto; } .muted { color: #666; }
+.chart svg { max-width: 100%; height: auto; } .muted { color: #666; } .warning { color: #cf222e; }
 """
 
 
@@ -260,6 +302,8 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
            "img-src data:; base-uri 'none'; form-action 'none'\">\n"
            f"<title>dgym-tui batch: {_e(config.get('model'))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
            f"<h1>Batch: {_e(config.get('model'))} on {_e(config.get('tasks'))}</h1>\n",
+           "".join(f"<p class=\"warning\"><strong>WARNING: {_e(w)}</strong></p>\n" for w in figures["warnings"]),
+           f"<p id=\"tests-mode\">Tests: {_e(tests_said(figures, config))}.</p>\n",
            f"<p class=\"muted\">{len(results)} trial(s) finished; {_e(attempts)} attempt(s) per "
            f"task and arm; max steps {_e(config.get('max_steps'))}; sandbox {_e(config.get('sandbox'))}. The rate is "
            "resolved over scored trials (errors, ours or the provider's, are counted apart), with a 95% Wilson "
@@ -290,6 +334,10 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
         out.append(f"<div class=\"chart\">{_chart_rates(arms)}</div>\n")
     for pair in figures["pairs"]:
         first, second = _e(pair["first"]), _e(pair["second"])
+        if pair.get("refused"):
+            out.append(f"<h2>{first} against {second}</h2>\n<p class=\"warning\"><strong>WARNING: "
+                       f"{_e(pair['refused'])}.</strong></p>\n")
+            continue
         lo, hi = pair["interval"]
         out.append(f"<h2>{first} against {second}</h2>\n<p class=\"muted\">{pair['tasks']} tasks scored in both "
                    "arms; resolved by an arm when any of its attempts was. McNemar's exact test on the tasks only "

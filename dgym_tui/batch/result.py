@@ -49,7 +49,9 @@ class TrialResult:
     agent_seconds: float = 0.0
     score_seconds: float = 0.0
     tool_calls: dict = field(default_factory=dict)
+    unasked_runs: int = 0              # program runs under pdb no c/n/s/restart asked for (core/reruns.py): 0
     tool_format: str = "native"
+    tests: str = "hidden"              # what the agent saw of the hidden tests: hidden | eval | visible (--tests)
     model: str = ""
     sandbox: str = ""
     node: str = ""
@@ -64,9 +66,10 @@ class TrialResult:
     origin: str | None = None          # the review: edit | take-over | send-back
     issue: dict | None = None          # an open issue's task: its number, title, url
     reproduction: dict | None = None   # an issue's evidence: files, tests, before, after, reproduced, base_output
+    roles: dict | None = None          # two roles (an arm's +seeker/+report): per role steps, tokens, cost, seconds; the seeker's answers
     extra: dict = field(default_factory=dict)  # fields this version does not know, kept as read
 
-    OPTIONAL = ("ray_node_id", "revision", "origin", "issue", "reproduction")
+    OPTIONAL = ("ray_node_id", "revision", "origin", "issue", "reproduction", "roles")
 
     @classmethod
     def from_dict(cls, data: dict) -> TrialResult:

@@ -23,6 +23,8 @@ from dgym_tui.batch.spec import Task, TrialOutcome
 # batch.json keys that may differ between the run that started a RUN_DIR and one that goes on
 # with it (docs/run-dir.md): how it runs, not what it measures.
 NOT_COMPARED = ("format", "created", "workers", "executor", "total_cost")
+# batch.json keys added later, with the value a RUN_DIR written before them had
+DEFAULTS = {"tests": "hidden"}
 HISTORY = "history"  # trials/<trial>/history/<n>/: an earlier result replaced by --retry errors
 
 
@@ -57,6 +59,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 def config_differences(old: dict, new: dict) -> list[str]:
     """What differs between two batch.json configurations, one phrase per key, ignoring the keys
     a resume may change (workers, executor, total cost, creation time)."""
+    old, new = {**DEFAULTS, **old}, {**DEFAULTS, **new}
     keys = sorted((set(old) | set(new)) - set(NOT_COMPARED))
     return [f"{k}: {json.dumps(old.get(k))} then, {json.dumps(new.get(k))} now"
             for k in keys if old.get(k) != new.get(k)]

@@ -55,17 +55,26 @@ class Arm:
     name: str
     tools: list[str]                          # tool names from the registry (all of them by default)
     unlock: dict[str, int] = field(default_factory=dict)  # tool -> edits before it is given
+    # Two roles (agent/seeker.py): {"form": "ask" | "report", "model": M or None (the batch's
+    # --seeker)}; the arm's tools are then the fixer's. None: one model does everything.
+    seeker: dict | None = None
 
     def to_dict(self) -> dict:
-        """As batch.json has it (no `unlock` key when there is no schedule, as before schedules)."""
+        """As batch.json has it (no `unlock` or `seeker` key when unset, as before them)."""
         data = {"name": self.name, "tools": list(self.tools)}
         if self.unlock:
             data["unlock"] = dict(self.unlock)
+        if self.seeker:
+            data["seeker"] = dict(self.seeker)
         return data
 
     def label(self) -> str:
-        """The tools as --arm takes them: `view,edit,pdb@5`."""
-        return ",".join(f"{t}@{self.unlock[t]}" if t in self.unlock else t for t in self.tools)
+        """The arm as --arm takes it: `view,edit,pdb@5`, `view,edit,eval+seeker`."""
+        tools = ",".join(f"{t}@{self.unlock[t]}" if t in self.unlock else t for t in self.tools)
+        if self.seeker:
+            role = "seeker" if self.seeker.get("form", "ask") == "ask" else "report"
+            tools += f"+{role}" + (f"={self.seeker['model']}" if self.seeker.get("model") else "")
+        return tools
 
 
 @dataclass
@@ -84,6 +93,10 @@ class TrialSpec:
     sandbox: str = "auto"                     # auto | docker | bwrap | local
     image: str | None = None
     yes: bool = False                         # approve what the policy asks about (as `run --yes`)
+    tests: str = "hidden"                     # what the agent sees of the hidden tests: hidden | eval | visible (test_modes.py)
+    seeker: str | None = None                 # the seeker's model for arms with one (their own wins)
+    seeker_api_base: str | None = None
+    seeker_steps: int | None = 10             # the seeker's budget per question
     repo_blob: bytes | None = None            # the task's repo as a tar, when it travels (Ray)
     env: dict[str, str] = field(default_factory=dict)  # for the agent's process only (API keys); never the sandbox
 

@@ -8,7 +8,10 @@
   only one resolved (two-sided binomial, p = 0.5), and the difference in resolved rate with a
   95% bootstrap interval that resamples tasks (seeded: the same run gives the same interval);
 - per task, each arm's attempts; what each arm could not score (errors, ours or the provider's),
-  and why.
+  and why;
+- what the agent saw of the hidden tests (`--tests`: hidden, eval or visible), per arm: two arms
+  run in different modes are not compared (their pair says why instead of its figures), and
+  `warnings` says so.
 
 `stats(results, arms)` returns all of it as plain data: stats.json, summary.md and report.html
 are views of it.
@@ -87,11 +90,24 @@ def stats(results: list[TrialResult | dict], arms: list[dict] | None = None, att
             order.append(r.arm)
     described = {a.get("name"): a for a in arms}
     tasks = sorted({r.task for r in results})
-    out: dict = {"attempts": attempts, "arms": {}, "pairs": [], "tasks": {}}
+    modes = {name: sorted({r.tests or "hidden" for rs in by_arm_task[name].values() for r in rs}) for name in order}
+    every = sorted({m for ms in modes.values() for m in ms})
+    out: dict = {"attempts": attempts, "tests": every[0] if len(every) == 1 else ("mixed" if every else None),
+                 "warnings": [], "arms": {}, "pairs": [], "tasks": {}}
     for name in order:
         out["arms"][name] = _arm(name, by_arm_task[name], described.get(name, {}), attempts)
+        out["arms"][name]["tests"] = modes[name]
+        if len(modes[name]) > 1:
+            out["warnings"].append(f"arm {name} mixes trials run with --tests {' and '.join(modes[name])}: "
+                                   "its rate is no one setting's")
     for i, first in enumerate(order):
         for second in order[i + 1:]:
+            if modes[first] != modes[second] and modes[first] and modes[second]:
+                why = (f"not compared: {first} ran with --tests {'/'.join(modes[first])}, {second} with "
+                       f"--tests {'/'.join(modes[second])} (what the agent saw of the tests differs)")
+                out["pairs"].append({"first": first, "second": second, "tasks": 0, "refused": why})
+                out["warnings"].append(why)
+                continue
             out["pairs"].append(_pair(first, second, by_arm_task[first], by_arm_task[second]))
     for task in tasks:
         out["tasks"][task] = {name: [r.status for r in by_arm_task[name].get(task, [])]
@@ -130,7 +146,31 @@ def _arm(name: str, by_task: dict[str, list[TrialResult]], described: dict, atte
             "tokens_total": sum(tokens), "tokens_median": _median(tokens),
             "cost_total": sum(known) if known else None, "cost_unknown": len(costs) - len(known),
             "steps_median": _median([int(r.steps or 0) for r in trials if r.status != "error"]),
-            "timed_out_tests": sum(len(r.timed_out or []) for r in trials)}
+            "timed_out_tests": sum(len(r.timed_out or []) for r in trials)} | _roles(trials, described)
+
+
+def _roles(trials: list[TrialResult], described: dict) -> dict:
+    """An arm with two roles: per role the total steps, tokens, cost and seconds, and the seeker's
+    questions, how its answers stood, and how many patches touched a place it named."""
+    with_roles = [r.roles for r in trials if r.status != "error" and r.roles]
+    if not described.get("seeker") and not with_roles:
+        return {}
+    out: dict = {"seeker": dict(described.get("seeker") or {}), "roles": {}}
+    for role in ("fixer", "seeker"):
+        figures = [r[role] for r in with_roles if role in r]
+        costs = [f.get("cost") for f in figures]
+        known = [float(c) for c in costs if c is not None]
+        out["roles"][role] = {"steps": sum(int(f.get("steps") or 0) for f in figures),
+                              "tokens": sum(int(f.get("tokens") or 0) for f in figures),
+                              "cost": sum(known) if known else None, "cost_unknown": len(costs) - len(known),
+                              "seconds": round(sum(float(f.get("seconds") or 0) for f in figures), 2)}
+    seekers = [r["seeker"] for r in with_roles if "seeker" in r]
+    for key in ("questions", "grounded", "ungrounded", "no_values", "unanswered"):
+        out["roles"]["seeker"][key] = sum(int(f.get(key) or 0) for f in seekers)
+    touched = [f.get("touched_named_place") for f in seekers]
+    out["roles"]["seeker"]["touched"] = sum(1 for t in touched if t is True)
+    out["roles"]["seeker"]["touched_of"] = sum(1 for t in touched if t is not None)
+    return out
 
 
 def _pair(first: str, second: str, a: dict[str, list[TrialResult]], b: dict[str, list[TrialResult]]) -> dict:

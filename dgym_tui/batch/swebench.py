@@ -151,13 +151,18 @@ def read_statuses(task: Task):
     return lambda output: parser(output, spec)
 
 
-def session_environment(task: Task):
-    """The core's Environment for the task's session."""
+def session_environment(task: Task, tests: str = "hidden"):
+    """The core's Environment for the task's session. tests "visible": the test patch is made part
+    of its baseline at start, and pdb runs the failing tests (FAIL_TO_PASS) where its runner can
+    name them, else the test patch's files (batch/test_modes.py)."""
     from dgym_tui.core.environment import Environment
 
     env = task.environment
+    visible = tests == "visible"
     return Environment(image=env["image"], workdir=env["workdir"], activate=env.get("activate") or None,
-                       test_command=env.get("test_command") or None, read_statuses=read_statuses(task))
+                       test_command=env.get("test_command") or None, read_statuses=read_statuses(task),
+                       visible_tests=task.test_patch if visible else None,
+                       focus=list(task.fail_to_pass) if visible else None)
 
 
 # --- scoring ----------------------------------------------------------------------------------------
@@ -173,6 +178,7 @@ class HarnessScorer:
         self.box = None
         self.seconds = 0.0
         self.before = None
+        self.log = ""  # the eval script's log of the last statuses_with()
         self.base: str | None = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -272,11 +278,14 @@ class HarnessScorer:
         if self._error is not None:
             raise SandboxError(str(self._error))
         if not patch.strip():
+            self.log = self.before[0]
             return self._statuses(*self.before)["statuses"]
         applied, why = self._apply(patch)
         if not applied:
             raise SandboxError(f"the patch does not apply: {why}")
-        return self._statuses(*self._run(self.box))["statuses"]
+        run = self._run(self.box)
+        self.log = run[0]
+        return self._statuses(*run)["statuses"]
 
     def _apply(self, patch: str) -> tuple[bool, str]:
         """The patch applied as run_evaluation applies it: each of its commands in turn, the tree

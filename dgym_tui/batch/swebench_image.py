@@ -9,8 +9,13 @@ conda environment from the network. This builds the same environment from what i
 - the spec's packages and pins (its requirements file at the environment's commit, its package
   list, then its pip_packages), resolved and built into wheels on this machine by that Python's
   own pip from the package index, then installed in the image with no network;
-- the repository at its base commit in /testbed, fetched from a local clone (--repos), then the
-  spec's own install steps, as swebench's setup script runs them (swebench 4.1.0's scripts);
+- the repository in /testbed with its history up to the base commit (tags made after it left
+  out, no remote), fetched from a local clone (--repos), then the spec's own install steps, as
+  swebench's setup script runs them (swebench 4.1.0's scripts); the spec's edits before the
+  install (`pre_install`: pins in setup.py) are made before the wheels are resolved, in a
+  container with no network, so the wheels are those of the edited pins;
+- three layers as SWE-bench's images have them: the Python (per version), the environment (per
+  Python and packages, shared by a repository's instances of one version), the instance;
 - `source /opt/miniconda3/bin/activate; conda activate testbed` work as in SWE-bench's images
   (a shell function over a virtual environment at conda's path), so the harness's eval script
   runs unchanged; pip in the image reads only the wheels it was built with;
@@ -22,6 +27,7 @@ that fails) stops that instance's build with one line naming it; no image is tag
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import json
@@ -36,32 +42,33 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dgym_tui.batch.swebench_specs import SpecsError, harness_scripts
+from dgym_tui.batch.swebench_wheels import (BUILD_TIMEOUT, BuildError, build_requirements, build_wheels, environment_to_pip,
+                                            install_target,
+                                            project_dependencies,
+                                            requirement_phases, wheel_builder, wheel_cache)
 from dgym_tui.batch.tasks import find_repo
+from dgym_tui.core.safe_text import visible
 
-FORMAT = 1          # bump when what goes into an image changes: older builds are not reused
+FORMAT = 2          # bump when what goes into an image changes: older builds are not reused
 LABEL = "dgym-tui.swebench-build"
-WHEELS = "/opt/dgym-wheels"
+WHEELS = "/opt/dgym-wheels"                   # the environment's wheels (its layer)
+INSTANCE_WHEELS = "/opt/dgym-wheels-instance"  # what the instance's install step adds (its layer)
+PYTHON_IMAGE = "dgym-tui-swe-python"
+ENV_IMAGE = "dgym-tui-swe-env"
 ENV = "/opt/miniconda3/envs/testbed"
-BUILD_TIMEOUT = 3600
 # swebench's repo script clones and trims the repository's history from the network; here the
 # repository comes fetched at its base commit instead, and the rest of that script runs as it is.
-_CLONE_STEPS = ("git clone", "git reset --hard", "git remote remove", "TARGET_TIMESTAMP=", "git tag -l",
-                "git reflog expire", "git gc", "AFTER_TIMESTAMP=", "COMMIT_COUNT=", '[ "$COMMIT_COUNT"')
+# Its tags made after the base are left out as the fetch is made (_fetch_base); its check that no
+# later commit is there runs as it is.
+# Its `chmod -R 777 /testbed` and `git reset --hard` (after which git has given the files their own
+# modes back, the folders staying open to all) are done in the build context instead: run in the
+# image, each would copy every file of /testbed into a layer of its own (a changed mode or a
+# rewritten file is a copy in overlayfs), twice the repository's size on disk.
+_CLONE_STEPS = ("git clone", "git remote remove", "git tag -l", "git gc", "chmod -R 777", "git reset --hard")
 CONDA_SHIM = ('# conda as SWE-bench\'s scripts use it, over a virtual environment at conda\'s path\n'
               'conda() { if [ "$1" = activate ]; then . "/opt/miniconda3/envs/${2:-testbed}/bin/activate" && '
               'export CONDA_DEFAULT_ENV="${2:-testbed}" CONDA_PREFIX="/opt/miniconda3/envs/${2:-testbed}"; '
               'else echo "conda $1: not in this image (built by dgym-tui without conda)" >&2; return 1; fi; }\n')
-
-
-# The last pip, setuptools and wheel for the oldest Pythons: an old pip does not always skip the
-# releases that need a newer Python (an index may not say which they are).
-LAST_TOOLS = {"3.6": ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1"),
-              "3.7": ("pip==24.0", "setuptools==68.0.0", "wheel==0.42.0"),
-              "3.8": ("pip==25.0.1", "setuptools==75.3.0", "wheel==0.45.1")}
-
-
-class BuildError(RuntimeError):
-    """An instance that cannot be built here; str() is one line saying what and why."""
 
 
 def find_python(version: str) -> str:
@@ -83,108 +90,15 @@ def find_python(version: str) -> str:
                      f"(pyenv install {version}, or set DGYM_PYTHON_{version.replace('.', '')} to one)")
 
 
-# --- the packages ---------------------------------------------------------------------------------
-
-
-def conda_to_pip(words: list[str]) -> list[str]:
-    """Conda package specs (`name`, `name=1.2`, `name>=1`) as pip requirements; python itself left out."""
-    out = []
-    for word in words:
-        word = word.strip()
-        if not word or re.match(r"^python([<>=!~ ]|$)", word):
-            continue
-        m = re.match(r"^([A-Za-z0-9_.\-]+)=([^=<>!].*)$", word)  # conda's single '=' is a version prefix
-        out.append(f"{m.group(1)}=={m.group(2)}.*" if m and not m.group(2).endswith("*") and m.group(2).count(".") < 2
-                   else (f"{m.group(1)}=={m.group(2)}" if m else word))
-    return out
-
-
-def requirement_phases(specs: dict, requirements: str | None) -> list[list[str]]:
-    """What the harness installs, in its order: the environment's packages, then pip_packages."""
-    packages = specs.get("packages") or ""
-    first: list[str] = []
-    if packages == "requirements.txt":
-        first = [line.strip() for line in (requirements or "").splitlines()
-                 if line.strip() and not line.strip().startswith(("#", "-e", "--"))]
-    elif packages == "environment.yml":
-        raise BuildError("its spec builds a conda environment from environment.yml, which needs conda")
-    elif packages:
-        first = conda_to_pip(packages.split())
-    return [phase for phase in (first, list(specs.get("pip_packages") or [])) if phase]
-
-
-def install_target(install: str | None) -> str | None:
-    """What the spec's install step installs from /testbed (`.`, `.[test]`), whose dependencies the
-    wheels must then hold; None when it installs nothing from there."""
-    if not install:
-        return None
-    m = re.search(r"pip install\b.*?(?:^|\s)(\.(?:\[[^\]]*\])?)(?:\s|$)", install)
-    if m:
-        return m.group(1)
-    return "." if re.search(r"setup\.py (install|develop)", install) else None
-
-
-def wheel_builder(python: str, version: str, progress: Callable[[str], None]) -> str:
-    """A virtual environment of that Python with a current pip, setuptools and wheel (made once,
-    kept beside the wheel cache): the interpreter's own pip may be too old to build (3.6's is 18.1)."""
-    venv = wheel_cache(version).parent / f"builder-py{version}"
-    exe = str(venv / "bin" / "python")
-    if os.access(exe, os.X_OK) and subprocess.run([exe, "-m", "pip", "--version"], capture_output=True).returncode == 0:
-        return exe
-    progress(f"making a wheel builder for Python {version} ({venv})…")
-    shutil.rmtree(venv, ignore_errors=True)
-    for argv in ([python, "-m", "venv", str(venv)],
-                 [exe, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--upgrade",
-                  *LAST_TOOLS.get(version, ("pip", "setuptools", "wheel"))]):
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
-        if done.returncode != 0:
-            shutil.rmtree(venv, ignore_errors=True)
-            last = ((done.stderr or done.stdout).strip().splitlines() or ["it failed"])[-1]
-            raise BuildError(f"cannot make a wheel builder for Python {version}: {last[:300]}")
-    return exe
-
-
-def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
-                 progress: Callable[[str], None]) -> None:
-    """Every package the phases need, as wheels in `into`, built by that Python's pip (so they fit
-    it), taking what `cache` already holds and keeping there what was new."""
-    cache.mkdir(parents=True, exist_ok=True)
-    listing = into.parent / "wheels.txt"
-    for phase in [["pip", "setuptools", "wheel"], *phases]:  # the build backend the install step needs
-        listing.write_text("\n".join(phase) + "\n")
-        progress(f"wheels: {' '.join(phase)[:160]}")
-        done = subprocess.run([python, "-m", "pip", "wheel", "--disable-pip-version-check", "--no-cache-dir", "--use-pep517",
-                               "--wheel-dir", str(into), "--find-links", str(cache), "-r", str(listing)],
-                              capture_output=True, text=True, timeout=BUILD_TIMEOUT)
-        if done.returncode != 0:
-            raise BuildError(_pip_failure(done.stdout + done.stderr, python))
-    for wheel in into.glob("*.whl"):
-        if not (cache / wheel.name).exists():
-            shutil.copy2(wheel, cache / wheel.name)
-
-
-def _pip_failure(output: str, python: str) -> str:
-    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True).stdout.strip()
-    m = re.search(r"Could not find a version that satisfies the requirement (\S+)", output)
-    if m:
-        return f"{m.group(1)}: no release of it installs on Python {version} here"
-    m = re.search(r"Failed to build ([^\n]+)", output) or re.search(r"Failed building wheel for (\S+)", output)
-    if m:
-        why = [ln.strip() for ln in output.splitlines() if re.search(r"error:|Error:", ln)]
-        return f"{m.group(1).strip()}: building its wheel for Python {version} failed" + (f" ({why[0][:200]})" if why else "")
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip().startswith("ERROR")] or output.strip().splitlines()
-    return f"pip could not get the packages for Python {version}: {(lines or ['it failed'])[-1][:300]}"
-
-
 # --- the image ------------------------------------------------------------------------------------
 
 
 def _setup_env(python: str, phases: list[list[str]]) -> str:
     lines = ["#!/bin/bash", "set -euxo pipefail", f"{python} -m venv {ENV}", "mkdir -p /opt/miniconda3/bin",
              f"cat > /opt/miniconda3/bin/activate <<'EOF_DGYM'\n{CONDA_SHIM}EOF_DGYM",
-             f"printf '[global]\\nno-index = true\\nfind-links = {WHEELS}\\ndisable-pip-version-check = true\\n' "
-             "> /etc/pip.conf",
+             f"mkdir -p {INSTANCE_WHEELS}",
+             f"printf '[global]\\nno-index = true\\nfind-links =\\n    {WHEELS}\\n    {INSTANCE_WHEELS}\\n"
+             "disable-pip-version-check = true\\n' > /etc/pip.conf",
              "source /opt/miniconda3/bin/activate", "conda activate testbed",
              "python -m pip install -q --upgrade pip setuptools wheel"]
     for n, phase in enumerate(phases):
@@ -193,60 +107,136 @@ def _setup_env(python: str, phases: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _setup_repo(repo_script: list[str]) -> str:
-    kept = [line for line in repo_script if not line.startswith(_CLONE_STEPS)]
-    return "\n".join(["#!/bin/bash", "set -euxo pipefail", *kept]) + "\n"
+def _setup_repo(repo_script: list[str], edits_done: list[str], apt_steps: list[str]) -> str:
+    """swebench's setup script, less its clone (the history came fetched), the pre_install edits
+    (made before the wheels were resolved), its apt steps installing from the fetched files."""
+    from dgym_tui.batch.swebench_testbed import APT_FROM_FILES, DEBS
+
+    kept = []
+    for line in repo_script:
+        if line.startswith(_CLONE_STEPS) or line in edits_done:
+            continue
+        kept.append(f"if ls {DEBS}/*.deb >/dev/null 2>&1; then {APT_FROM_FILES}; fi" if line in apt_steps else line)
+    # the index's file times are the build machine's: refreshed once here, not by every git command later
+    return "\n".join(["#!/bin/bash", "set -euxo pipefail", "git -C /testbed update-index -q --refresh || true",
+                      *kept]) + "\n"
 
 
-def _dockerfile(base: str, prefix: str) -> str:
+def _python_dockerfile(base: str, prefix: str) -> str:
     parents = []
     path = os.path.dirname(prefix)
     while path not in ("/", ""):
         parents.append(path)
         path = os.path.dirname(path)
-    return (f"FROM {base}\nUSER root\nENV HOME=/root\n"
-            f"COPY python {prefix}\nCOPY wheels {WHEELS}\nCOPY testbed /testbed\n"
-            "COPY setup_env.sh setup_repo.sh /root/\n"
-            f"RUN chmod 755 {' '.join(parents) or '/'} && chmod -R a+rX {prefix} {WHEELS} "
-            "&& bash /root/setup_env.sh && bash /root/setup_repo.sh\n"
-            "WORKDIR /testbed\n")
+    return (f"FROM {base}\nUSER root\nENV HOME=/root\nCOPY python {prefix}\n"
+            f"RUN chmod 755 {' '.join(parents) or '/'}\n")
 
 
-def _fetch_base(git_dir: str, commit: str, into: Path) -> None:
-    """The repository at its base commit, on a branch of its own, with no remote and no later
-    history (one commit deep: the harness needs the commit itself, not its ancestors)."""
-    into.mkdir(parents=True)
-    for args in (["init", "-q"], ["-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "-q", "--depth", "1",
-                                  "--no-tags", git_dir, commit],
-                 ["checkout", "-q", "-b", "main", "FETCH_HEAD"]):
-        done = subprocess.run(["git", "-C", str(into), *args], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise BuildError(f"cannot get base commit {commit[:12]} from {git_dir}: "
-                             f"{(done.stderr.strip().splitlines() or ['git failed'])[-1]}")
+def _env_dockerfile(python_image: str) -> str:
+    # a compiler (for a repository with C extensions) is installed from fetched files, then the files go
+    return (f"FROM {python_image}\nCOPY wheels {WHEELS}\nCOPY debs /root/debs\nCOPY setup_env.sh /root/\n"
+            "RUN if ls /root/debs/*.deb >/dev/null 2>&1; then apt-get install -y --no-install-recommends "
+            "/root/debs/*.deb && rm -rf /root/debs /var/lib/apt/lists/*; fi "
+            "&& bash /root/setup_env.sh\n")
+
+
+def _instance_dockerfile(env_image: str, httpbin_python: str | None = None) -> str:
+    from dgym_tui.batch.swebench_testbed import DEBS, HTTPBIN_URL
+
+    served = ""
+    if httpbin_python:  # the tests' httpbin, served in the container (a virtual environment of its own)
+        served = ("COPY httpbin-wheels /root/httpbin-wheels\nCOPY httpbin-serve /opt/dgym-httpbin-serve\n"
+                  f"RUN {httpbin_python} -m venv /opt/dgym-httpbin && /opt/dgym-httpbin/bin/python -m pip install -q "
+                  "--no-index --find-links /root/httpbin-wheels httpbin gunicorn && rm -rf /root/httpbin-wheels "
+                  "&& chmod 755 /opt/dgym-httpbin-serve\n"
+                  f'ENV HTTPBIN_URL={HTTPBIN_URL}\nENTRYPOINT ["/opt/dgym-httpbin-serve"]\n')
+    return (f"FROM {env_image}\nCOPY wheels {INSTANCE_WHEELS}\nCOPY debs {DEBS}\nCOPY testbed /testbed\n"
+            "COPY setup_repo.sh /root/\n"
+            f"RUN bash /root/setup_repo.sh\n{served}WORKDIR /testbed\n")
+
+
+def _readable(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Owned by root, readable by all (and what its owner runs, runnable by all): set as the build
+    context is made, since a `chmod -R` in the image would copy every file into a layer of its own."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    if info.isdir():
+        info.mode |= 0o555
+    elif info.isfile():
+        info.mode |= 0o444 | (0o111 if info.mode & 0o100 else 0)
+    return info
 
 
 def _python_files(prefix: str):
     """The interpreter's prefix without its own test suite, caches and installed packages (the
-    environment gets its own)."""
+    environment gets its own), readable by all."""
     skip = re.compile(r"/lib/python\d\.\d+/(test|idlelib|tkinter|turtledemo)(/|$)|/__pycache__(/|$)"
                       r"|/lib/python\d\.\d+/site-packages/.+")
 
     def keep(info: tarfile.TarInfo):
-        return None if skip.search("/" + info.name) else info
+        return None if skip.search("/" + info.name) else _readable(info)
     return keep
+
+
+def _open_to_all(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """/testbed as swebench's `chmod -R 777` then `git reset --hard` leave it: its folders open to
+    all (a non-root user runs the tests), its files as git checks them out; owned by root."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    if info.isdir():
+        info.mode = 0o777
+    return info
+
+
+@functools.cache
+def builder_digest() -> str:
+    """The builder's own code, in every image's key: a change to how images are made is a new
+    image, never a stale one that still passes. Read once: the code this process runs."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in ("swebench_image.py", "swebench_wheels.py", "swebench_testbed.py", "swebench_specs.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256(json.dumps([FORMAT, builder_digest(), *parts], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _present(client, image: str, digest: str):
+    """The image when it is there and was built from the same inputs (its label), else None."""
+    import docker
+
+    try:
+        found = client.images.get(image)
+    except docker.errors.ImageNotFound:
+        return None
+    return found if found.labels.get(LABEL) == digest else None
+
+
+def _layer(client, image: str, digest: str, context: dict, progress, instance_id: str, rebuild: bool):
+    """Build `image` from `context` (name -> a path, or a (path, tar filter)) unless it is there."""
+    found = None if rebuild else _present(client, image, digest)
+    if found is None:
+        progress(f"{instance_id}: building {image} (no network)…")
+        _docker_build(client, context, image, {LABEL: digest, "dgym-tui.instance": instance_id}, progress, instance_id)
+        found = client.images.get(image)
+    return found
 
 
 def build(record: dict, repos: str | os.PathLike, base: str | None = None, client=None,
           progress: Callable[[str], None] = print, rebuild: bool = False) -> dict:
-    """Build (or find already built) the instance's image. Returns {"image", "seconds", "size",
-    "built"}. BuildError: one line saying what cannot be had."""
-    import docker
-
+    """Build (or find already built) the instance's image, in three layers: the Python, the
+    environment, the instance. Returns {"image", "seconds", "size" (the whole image), "own" (the
+    instance's layer alone), "env", "env_size", "built", "testbed" ("history" or "archive"), "left_out",
+    "serves"}. BuildError: one line
+    saying what cannot be had."""
+    from dgym_tui.batch.swebench import image_name
+    from dgym_tui.batch.swebench_testbed import (HTTPBIN_ENTRYPOINT, apply_edits, calls_httpbin, fetch, fetch_debs,
+                                                 split_pre_install)
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
     instance_id = record.get("instance_id", "?")
-    from dgym_tui.batch.swebench import image_name
-
     image = image_name(record)
     client = client or connect(timeout=10, call_timeout=60)
     base = base or DEFAULT_IMAGE
@@ -254,57 +244,168 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     if git_dir is None:
         raise BuildError(f"{instance_id}: no clone of {record['repo']} under {repos} "
                          f"(expected {record['repo'].replace('/', '+')}, {record['repo'].split('/')[-1]}, …)")
-    key = json.dumps({"format": FORMAT, "base": _image_id(client, base), "record": {
-        k: record.get(k) for k in ("repo", "version", "base_commit", "environment_setup_commit", "test_patch")}},
-        sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    if not rebuild:
-        try:
-            found = client.images.get(image)
-            if found.labels.get(LABEL) == digest:
-                return {"image": image, "seconds": 0.0, "size": found.attrs.get("Size", 0), "built": False}
-        except docker.errors.ImageNotFound:
-            pass
+    base_id = _image_id(client, base)
+    digest = _digest(base_id, {k: record.get(k) for k in ("repo", "version", "base_commit",
+                                                           "environment_setup_commit", "test_patch")})
+    found = None if rebuild else _present(client, image, digest)
+    if found is not None:
+        return {"image": image, "seconds": 0.0, **_sizes(client, found),
+                "built": False, "testbed": found.labels.get("dgym-tui.testbed", "history"),
+                "serves": [found.labels["dgym-tui.serves"]] if found.labels.get("dgym-tui.serves") else []}
     started = time.monotonic()
     try:
         scripts = harness_scripts(record, git_dir)
     except SpecsError as e:
         raise BuildError(str(e)) from None
     specs = scripts["specs"]
+    version = str(specs["python"])
     try:
-        python = find_python(str(specs["python"]))
-        phases = requirement_phases(specs, scripts.get("requirements"))
+        python = find_python(version)
+        phases = requirement_phases(specs, scripts.get("requirements"), scripts.get("environment"))
     except BuildError as e:
         raise BuildError(f"{instance_id}: {e}") from None
     prefix = os.path.dirname(os.path.dirname(os.path.realpath(python)))
-    progress(f"{instance_id}: {record['repo']} {record['version']} on Python {specs['python']} ({prefix})")
+    progress(f"{instance_id}: {record['repo']} {record['version']} on Python {version} ({prefix})")
+    edits, system, packages = split_pre_install(list(specs.get("pre_install") or []))
+    apt_steps = [step for step in specs.get("pre_install") or [] if step not in edits and step not in system]
     with tempfile.TemporaryDirectory(prefix="dgym-swebench-build-") as tmp:
         context = Path(tmp)
-        (context / "wheels").mkdir()
+        for name in ("wheels", "env-wheels", "debs", "env-debs", "httpbin-wheels"):
+            (context / name).mkdir()
         try:
-            _fetch_base(git_dir, record["base_commit"], context / "testbed")
+            testbed = fetch(git_dir, record["base_commit"], context / "testbed")
+            if testbed == "archive":
+                progress(f"{instance_id}: the mirror refused a fetch; /testbed is the base's tree in one commit")
+            apply_edits(client, base, context / "testbed", edits)
+            fetch_debs(client, base, packages, context / "debs")
+            compiler = needs_compiler(context / "testbed")
+            if compiler:  # SWE-bench's base image has build-essential; this one gets it where it is used
+                fetch_debs(client, base, list(COMPILER), context / "env-debs")
+            builder = wheel_builder(python, version, progress)
+            cache = wheel_cache(version)
+            # the environment: what the spec installs, shared by the instances of its version
+            optional = set(environment_to_pip(scripts["environment"])) if scripts.get("environment") else set()
+            left_out = build_wheels(builder, phases, context / "env-wheels", cache, progress, optional)
+            # the instance: what building /testbed needs, and what its install step pulls in
             target = install_target(specs.get("install"))
-            # what the install step pulls in is fetched here too: the image has no network
-            wanted = phases + ([[str(context / "testbed") + target[1:]]] if target else [])
-            builder = wheel_builder(python, str(specs["python"]), progress)
-            build_wheels(builder, wanted, context / "wheels", wheel_cache(specs["python"]), progress)
+            needs = build_requirements(context / "testbed")
+            wanted = [needs] if needs else []
+            if target:
+                local = str(context / "testbed") + target[1:]
+                deps = project_dependencies(builder, local, cache, installed_versions(context / "env-wheels", phases))
+                wanted.append([local] if deps is None else deps)
+            build_wheels(builder, [phase for phase in wanted if phase], context / "wheels", cache, progress)
+            httpbin = calls_httpbin(context / "testbed")
+            if httpbin:
+                progress(f"{instance_id}: its tests call httpbin.org: an httpbin is served in the container")
+                build_wheels(builder, [["httpbin", "gunicorn"]], context / "httpbin-wheels", cache, progress)
         except BuildError as e:
             raise BuildError(f"{instance_id}: {e}") from None
+        # the repository's own wheel is built from /testbed in the image; what the environment has is not copied twice
+        env_names = {w.name for w in (context / "env-wheels").glob("*.whl")}
+        for wheel in (context / "wheels").glob("*.whl"):
+            if wheel.name in env_names or wheel.name.split("-")[0].lower() == _dist_name(context / "testbed"):
+                wheel.unlink()
+        python_digest = _digest(base_id, prefix, _tree_stamp(prefix))
+        python_image = f"{PYTHON_IMAGE}:{version}-{python_digest}"
+        (context / "python.Dockerfile").write_text(_python_dockerfile(base, prefix))
+        _layer(client, python_image, python_digest, {"Dockerfile": context / "python.Dockerfile",
+                                                      "python": (prefix, _python_files(prefix))},
+               progress, instance_id, rebuild)
+        env_digest = _digest(python_digest, phases, sorted(env_names), compiler)
+        env_image = f"{ENV_IMAGE}:py{version}-{env_digest}"
         (context / "setup_env.sh").write_text(_setup_env(os.path.join(prefix, "bin", os.path.basename(python)), phases))
-        (context / "setup_repo.sh").write_text(_setup_repo(scripts["repo_script_list"]))
-        (context / "Dockerfile").write_text(_dockerfile(base, prefix))
+        (context / "env.Dockerfile").write_text(_env_dockerfile(python_image))
+        _layer(client, env_image, env_digest, {"Dockerfile": context / "env.Dockerfile",
+                                               "wheels": (context / "env-wheels", _readable),
+                                               "debs": context / "env-debs", "setup_env.sh": context / "setup_env.sh"},
+               progress, instance_id, rebuild)
+        (context / "setup_repo.sh").write_text(_setup_repo(scripts["repo_script_list"], edits, apt_steps))
+        interpreter = os.path.join(prefix, "bin", os.path.basename(python))
+        (context / "Dockerfile").write_text(_instance_dockerfile(env_image, interpreter if httpbin else None))
+        (context / "httpbin-serve").write_text(HTTPBIN_ENTRYPOINT)
         progress(f"{instance_id}: building {image} (no network)…")
-        _docker_build(client, context, prefix, image, {LABEL: digest, "dgym-tui.instance": instance_id}, progress,
-                      instance_id)
+        _docker_build(client, {**{name: context / name for name in ("Dockerfile", "debs", "setup_repo.sh",
+                                                                    "httpbin-wheels", "httpbin-serve")},
+                               "wheels": (context / "wheels", _readable),
+                               "testbed": (context / "testbed", _open_to_all)},
+                      image, {LABEL: digest, "dgym-tui.instance": instance_id, "dgym-tui.testbed": testbed,
+                             "dgym-tui.env": env_image, "dgym-tui.serves": "httpbin" if httpbin else ""},
+                      progress, instance_id)
     found = client.images.get(image)
-    return {"image": image, "seconds": round(time.monotonic() - started, 1), "size": found.attrs.get("Size", 0),
-            "built": True}
+    return {"image": image, "seconds": round(time.monotonic() - started, 1), **_sizes(client, found), "built": True, "testbed": testbed, "left_out": left_out,
+            "serves": ["httpbin"] if httpbin else []}
 
 
-def wheel_cache(version: str) -> Path:
-    from platformdirs import user_cache_dir
+def installed_versions(wheels: Path, phases: list[list[str]]) -> list[str]:
+    """name==version of what the environment ends up with: a package with one wheel, that one; with
+    several (an early phase took the newest, a later one pins another), the last exact pin."""
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+    versions: dict[str, set[str]] = {}
+    for wheel in wheels.glob("*.whl"):
+        name, version = wheel.name.split("-")[:2]
+        versions.setdefault(norm(name), set()).add(version)
+    pins = {}
+    for phase in phases:
+        for requirement in phase:
+            m = re.match(r"^([A-Za-z0-9_.\-]+)==([^,;\s*]+)$", requirement.strip())
+            if m:
+                pins[norm(m.group(1))] = m.group(2)
+    out = []
+    for name, found in sorted(versions.items()):
+        if len(found) == 1:
+            out.append(f"{name}=={next(iter(found))}")
+        elif name in pins:
+            out.append(f"{name}=={pins[name]}")
+    return out
 
-    return Path(user_cache_dir("dgym-tui")) / "wheels" / f"py{version}"
+
+COMPILER = ("gcc", "g++", "libc6-dev", "make")
+
+
+def needs_compiler(testbed: Path) -> bool:
+    """The repository builds C code: a build requirement that compiles (Cython, numpy's headers,
+    extension-helpers, cffi, pybind11), or a setup.py that declares extensions."""
+    names = {re.split(r"[<>=!~;\[ ]", r, 1)[0].strip().lower().replace("_", "-")
+             for r in build_requirements(testbed)}
+    if names & {"cython", "numpy", "oldest-supported-numpy", "extension-helpers", "cffi", "pybind11"}:
+        return True
+    setup_py = testbed / "setup.py"
+    return setup_py.is_file() and bool(re.search(r"\bExtension\(|ext_modules\s*=|cythonize\(",
+                                                  setup_py.read_text(errors="replace")))
+
+
+def _dist_name(testbed: Path) -> str:
+    """The repository's own distribution name as a wheel's file name starts (normalised), or ""."""
+    for path, pattern in ((testbed / "setup.cfg", r"^name\s*=\s*(\S+)"), (testbed / "pyproject.toml", r'^name\s*=\s*"([^"]+)"'),
+                          (testbed / "setup.py", r"""\bname\s*=\s*['"]([^'"]+)['"]""")):
+        if path.is_file():
+            m = re.search(pattern, path.read_text(errors="replace"), re.M)
+            if m:
+                return re.sub(r"[-_.]+", "_", m.group(1)).lower()
+    return ""
+
+
+def _tree_stamp(prefix: str) -> list:
+    """What says the interpreter at `prefix` is the same one: its binary's size and time."""
+    exe = max(glob.glob(os.path.join(prefix, "bin", "python3*")) or [prefix], key=len)
+    stat = os.stat(exe)
+    return [os.path.basename(exe), stat.st_size, int(stat.st_mtime)]
+
+
+def _sizes(client, image) -> dict:
+    """{"size": the image whole, "own": what it adds to its environment image (the layers it alone
+    has), "env": that environment image's name, "env_size": its size (shared by its instances)}."""
+    import docker
+
+    size = image.attrs.get("Size", 0)
+    name = (image.labels or {}).get("dgym-tui.env", "")
+    try:
+        env_size = client.images.get(name).attrs.get("Size", 0) if name else 0
+    except (docker.errors.ImageNotFound, docker.errors.APIError):
+        env_size = 0
+    return {"size": size, "own": max(0, size - env_size) if env_size else size, "env": name, "env_size": env_size}
 
 
 def _image_id(client, name: str) -> str:
@@ -316,14 +417,16 @@ def _image_id(client, name: str) -> str:
         raise BuildError(f"the base image {name} is not on this engine: build it first (dgym-tui image build)") from None
 
 
-def _docker_build(client, context: Path, prefix: str, image: str, labels: dict, progress, instance_id: str) -> None:
+def _docker_build(client, context: dict, image: str, labels: dict, progress, instance_id: str) -> None:
+    """Build from `context` (name in the build context -> a path, or (path, tar filter)) with no
+    network; BuildError names the step that failed."""
     import docker
 
     buffer = tempfile.TemporaryFile()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in ("Dockerfile", "setup_env.sh", "setup_repo.sh", "wheels", "testbed"):
-            tar.add(context / name, arcname=name)
-        tar.add(prefix, arcname="python", filter=_python_files(prefix))
+        for name, source in context.items():
+            path, keep = source if isinstance(source, tuple) else (source, None)
+            tar.add(path, arcname=name, filter=keep)
     buffer.seek(0)
     tail: list[str] = []
     saved = client.api.timeout
@@ -332,6 +435,7 @@ def _docker_build(client, context: Path, prefix: str, image: str, labels: dict, 
         for chunk in client.api.build(fileobj=buffer, custom_context=True, tag=image, network_mode="none", rm=True,
                                       forcerm=True, decode=True, labels=labels):
             for line in (chunk.get("stream") or "").splitlines():
+                line = visible(_COLOUR.sub("", line))  # the build's output is the repository's: untrusted
                 if line.strip():
                     tail = (tail + [line.strip()])[-40:]
                     progress(line.strip()[:200])
@@ -344,10 +448,17 @@ def _docker_build(client, context: Path, prefix: str, image: str, labels: dict, 
         buffer.close()
 
 
+_COLOUR = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
 def _build_failure(tail: list[str], error: str) -> str:
-    """The line that says why: pip's ERROR, else the last command the setup scripts ran."""
+    """The line that says why: a missing compiler, pip's ERROR, else the last command the setup
+    scripts ran."""
+    for line in tail:
+        if re.search(r"command '[\w+-]*(gcc|cc|g\+\+|clang)' failed|(gcc|cc): (command )?not found", line):
+            return f"a C compiler is needed and the image has none ({line.strip()[:200]})"
     for line in reversed(tail):
-        if line.startswith("ERROR:"):
+        if line.startswith("ERROR:") and "subprocess-exited-with-error" not in line:
             return line[:300]
     ran = [ln[2:] for ln in tail if ln.startswith("+ ")]
     said = [ln for ln in tail if not ln.startswith(("+", "Step ", "--->", "Removing"))]
@@ -361,37 +472,3 @@ def read_records(path: str | os.PathLike) -> list[dict]:
     if text.lstrip().startswith("["):
         return json.loads(text)
     return [json.loads(line) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
-def validate(record: dict, progress: Callable[[str], None] = print) -> dict:
-    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench's validation computes them, in fresh containers
-    of the instance's image: the harness's eval script (which applies the test patch) at the base,
-    then with the gold patch; each log read by the repository's log parser. Returns the record
-    with both lists filled (JSON strings, as the dataset has them) and "statuses": {"before",
-    "after"}. BuildError: the image is missing or a run failed."""
-    from dgym_tui.batch.spec import Task
-    from dgym_tui.batch.swebench import HarnessScorer, environment
-    from dgym_tui.sandbox.errors import SandboxError
-
-    env, note = environment(record, record.get("instance_id", "?"))
-    if env is None:
-        raise BuildError(note)
-    task = Task(id=record["instance_id"], repo=record["repo"], base_commit=record["base_commit"], problem=None,
-                entrypoint=None, fail_to_pass=[], pass_to_pass=[], test_patch=record.get("test_patch"),
-                test_files=[], environment=env)
-    runs = {}
-    for name, patch in (("before", ""), ("after", record.get("patch") or "")):
-        progress(f"{task.id}: the eval script, {'with the gold patch' if patch else 'at the base'}…")
-        scorer = HarnessScorer(task, "/dev/null")
-        try:
-            runs[name] = scorer.statuses_with(patch)
-        except SandboxError as e:
-            raise BuildError(f"{task.id}: {'the gold patch' if patch else 'the base'}: {e}") from None
-        finally:
-            scorer.close()
-    good = ("PASSED", "XFAIL")
-    before, after = runs["before"], runs["after"]
-    f2p = sorted(t for t, s in after.items() if s in good and before.get(t) not in good)
-    p2p = sorted(t for t, s in after.items() if s in good and before.get(t) in good)
-    return {**record, "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p),
-            "statuses": {"before": before, "after": after}}

@@ -87,6 +87,8 @@ def scripts(record):
                    env_script_list=spec.env_script_list)
         if specs.get("packages") == "requirements.txt":
             out["requirements"] = python_spec.get_requirements(record)
+        elif specs.get("packages") == "environment.yml":
+            out["environment"] = python_spec.get_environment_yml(record, "testbed")
     return out
 
 print(json.dumps([scripts(record) for record in job["records"]]))
@@ -99,7 +101,7 @@ _FIELDS = ("instance_id", "repo", "version", "base_commit", "test_patch", "envir
 
 def harness_scripts(record: dict, git_dir: str | None = None, eval_only: bool = False) -> dict:
     """What swebench 4.1.0 makes for the instance: {"specs", "eval_script"} and, unless eval_only,
-    "repo_script_list", "env_script_list" and "requirements" (read from git_dir, a local git
+    "repo_script_list", "env_script_list" and "requirements" or "environment" (read from git_dir, a local git
     repository of the instance's repo). SpecsError: no spec, or the child failed."""
     [out] = _run_child([record], git_dir, "eval" if eval_only else "all")
     if "error" in out:

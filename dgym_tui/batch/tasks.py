@@ -244,6 +244,24 @@ def read_instances(path: Path, cache: str | os.PathLike | None = None, image_tem
             for number, record in records]
 
 
+def read_instance(record: dict, where: str, base: Path, check_image=None, image_only: bool = False) -> Task:
+    """One row of an instances file, as read_instances reads each (its eval script made from
+    swebench's specs when it has none): for a caller that wants one row of a big file.
+    image_only: a row that cannot run in its own image is a TaskSetError saying why (no clone)."""
+    [(_, record)] = _with_eval_scripts([(0, record)])
+    if image_only:
+        from dgym_tui.batch import swebench
+
+        if not swebench.is_instance(record):
+            raise TaskSetError(f"{where}: not a SWE-bench instance (no version, environment_setup_commit "
+                               "or eval_script)")
+        environment, note = swebench.environment(record, where, None, check_image)
+        if environment is None:
+            raise TaskSetError(note)
+        check_image = None  # it is there
+    return _instance(record, where, base, None, {}, None, check_image)
+
+
 def _with_eval_scripts(records: list[tuple[int, object]]) -> list[tuple[int, object]]:
     """SWE-bench rows of the dataset's older shape (no eval_script) with the one swebench's specs
     make, all made at once; a row the specs cannot serve is left as it was (its note says why)."""

@@ -46,11 +46,13 @@ class TrialError(Exception):
 # --- the task's repo at its base -----------------------------------------------------------------
 
 
-def prepare_repo(task: Task, dest: Path, repo_blob: bytes | None = None) -> Path:
+def prepare_repo(task: Task, dest: Path, repo_blob: bytes | None = None, tests: str = "hidden") -> Path:
     """The task's repo as the agent may see it, in dest/repo: at base_commit when given (git
     archive: no history, so no later commit gives the fix away), else the folder as it is; its
-    hidden files and task.toml left out. TrialError: a missing repo or commit. The folder is named
-    after the task, so the agent's prompt (and a stub model serving many trials) names it."""
+    hidden files and task.toml left out (tests "visible": its hidden tests put in, the test patch
+    applied: the agent's baseline; batch/test_modes.py). TrialError: a missing repo or commit, a
+    test patch that does not apply. The folder is named after the task, so the agent's prompt
+    (and a stub model serving many trials) names it."""
     from dgym_tui.batch.tasks import TASK_TOML, safe_id
 
     repo = dest / safe_id(task.id)
@@ -78,6 +80,13 @@ def prepare_repo(task: Task, dest: Path, repo_blob: bytes | None = None) -> Path
         target = repo / hidden
         if target.is_file() or target.is_symlink():
             target.unlink()
+    if tests == "visible":
+        from dgym_tui.batch.test_modes import write_visible
+
+        try:
+            write_visible(task, repo)
+        except ValueError as e:
+            raise TrialError(str(e)) from None
     return repo
 
 
@@ -105,22 +114,35 @@ def pack_task(task: Task) -> bytes:
 
 
 def open_session(task: Task, repo: Path, sandbox: str = "auto", image: str | None = None, made=None,
-                 tools: dict | None = None):
+                 tools: dict | None = None, tests: str = "hidden"):
     """A started Session on the prepared repo, the task's setup done (a setup that changed files
     is the new baseline, so it is no part of the agent's patch). TrialError: it did not start.
     made(session): called before it starts, so a wall clock can close it while it does.
-    tools: the session's tools (default: every tool); without pdb among them, no pdb starts."""
+    tools: the session's tools (default: every tool); without pdb among them, no pdb starts.
+    tests: what the agent sees of the hidden tests (batch/test_modes.py): "eval", its eval runs
+    with them for that run only; "visible", they are in the baseline (prepare_repo put them in the
+    repo, or the environment applies them) and pdb runs the failing tests."""
     from dgym_tui.batch.scoring import test_timeout_of
+    from dgym_tui.batch.test_modes import hidden_tests, visible_entrypoint
     from dgym_tui.core.session import Session
 
+    debugger = tools is None or "pdb" in tools
+    if tests == "eval":
+        from dgym_tui.tools.eval import EvalTool
+
+        tools = dict(tools) if tools is not None else arm_tools([])
+        if "eval" in tools:
+            tools["eval"] = EvalTool.with_hidden_tests(hidden_tests(task))
     environment = None
+    entrypoint = task.entrypoint
     if task.environment is not None:
         from dgym_tui.batch.swebench import session_environment
 
-        environment = session_environment(task)
-    session = Session(str(repo), sandbox=sandbox, image=image, entrypoint=task.entrypoint,
-                      test_timeout=test_timeout_of(task), tools=tools,
-                      debugger=tools is None or "pdb" in tools, environment=environment)
+        environment = session_environment(task, tests)
+    elif tests == "visible":
+        entrypoint = visible_entrypoint(task)
+    session = Session(str(repo), sandbox=sandbox, image=image, entrypoint=entrypoint,
+                      test_timeout=test_timeout_of(task), tools=tools, debugger=debugger, environment=environment)
     if made is not None:
         made(session)
     try:
@@ -133,6 +155,20 @@ def open_session(task: Task, repo: Path, sandbox: str = "auto", image: str | Non
                 session.set_up(task.setup)
             except SandboxError as e:
                 raise TrialError(str(e).replace("the set-up command", "the task's setup command", 1)) from None
+        stop = session.debugger.stop if tests == "visible" and session.debugger is not None else None
+        if stop is not None and stop.reason == "start":
+            # a runner script (Django's runtests.py) stops at its first line, as raw pdb does: on to
+            # its first failing test, where pytest mode opens by itself (sandbox/box/runners.py)
+            from dgym_tui.core.events import SYSTEM
+
+            # that run is part of the start (sympy's runner imports sympy first): a start's time limit,
+            # not a command's (under load the 30 s of a command ran out inside sympy's imports)
+            debugger = session.debugger
+            saved, debugger.timeout = debugger.timeout, max(debugger.timeout, debugger.start_timeout)
+            try:
+                session.send("c", actor=SYSTEM)
+            finally:
+                debugger.timeout = saved
     except BaseException:
         session.close()
         raise
@@ -180,7 +216,7 @@ def run_trial(spec: TrialSpec, on_event=None) -> TrialOutcome:
     result = TrialResult(trial=spec.trial_id, task=spec.task.id, arm=spec.arm.name, attempt=spec.attempt,
                          notes=[spec.task.note] if spec.task.note else [], tool_format=spec.tool_format or "native",
                          model=spec.model, sandbox=spec.sandbox, node=spec.env.get(NODE_ENV) or socket.gethostname(),
-                         started=now(), issue=spec.task.issue)
+                         started=now(), issue=spec.task.issue, tests=spec.tests)
     outcome = TrialOutcome(result={})
     tmp = Path(tempfile.mkdtemp(prefix="dgym-trial-"))
     try:
@@ -203,15 +239,24 @@ def _run(spec: TrialSpec, tmp: Path, result: TrialResult, outcome: TrialOutcome,
         arm_tools(spec.arm.tools)  # a bad arm fails before any sandbox starts
     except ValueError as e:
         raise TrialError(str(e)) from None
-    repo = prepare_repo(task, tmp, spec.repo_blob)
+    repo = prepare_repo(task, tmp, spec.repo_blob, tests=spec.tests)
+    # scoring starts from the pristine base whatever the agent saw (visible: its repo holds the tests)
+    base = prepare_repo(task, tmp / "base", spec.repo_blob) if spec.tests == "visible" else repo
     limit = task.time_limit or spec.timeout
-    agent_run = AgentRun(spec, repo, tmp / "session.jsonl", on_event)
+    agent_run = AgentRun(spec, repo, tmp / "session.jsonl", on_event, base=base)
     try:
         started = time.monotonic()
         agent_run.run(limit)
         result.agent_seconds = round(time.monotonic() - started, 3)
         outcome.session = agent_run.session_bytes()
         outcome.patch = agent_run.patch
+        if spec.tests == "visible":  # the tests are the harness's to add: never twice
+            from dgym_tui.batch.test_modes import without_tests
+
+            outcome.patch, cut = without_tests(task, outcome.patch)
+            if cut:
+                result.notes.append(f"the agent's edits to the task's tests ({', '.join(cut)}) are left out of its "
+                                    "patch: scoring adds the tests as they are")
         agent_run.fill(result)
         if agent_run.error is not None:
             result.outcome = "error"
@@ -220,7 +265,7 @@ def _run(spec: TrialSpec, tmp: Path, result: TrialResult, outcome: TrialOutcome,
         if agent_run.scorer is None and task.environment is not None:
             agent_run._start_scorer()
         elif agent_run.scorer is None:  # the clock ran out before the agent's sandbox was up
-            agent_run.scorer = FreshSandbox(task, str(repo), agent_run.sandbox_kind or spec.sandbox,
+            agent_run.scorer = FreshSandbox(task, str(base), agent_run.sandbox_kind or spec.sandbox,
                                             agent_run.image or spec.image, agent_run.python)
         try:
             score = agent_run.scorer.score(outcome.patch)
@@ -247,8 +292,9 @@ def _run(spec: TrialSpec, tmp: Path, result: TrialResult, outcome: TrialOutcome,
 class AgentRun:
     """The agent's half of a trial: its session, its sandbox, its wall clock."""
 
-    def __init__(self, spec: TrialSpec, repo: Path, session_path: Path, on_event=None):
+    def __init__(self, spec: TrialSpec, repo: Path, session_path: Path, on_event=None, base: Path | None = None):
         self.spec, self.repo, self.session_path = spec, repo, session_path
+        self.base = base or repo  # the pristine base the scoring sandbox starts from
         self.on_event = on_event
         self.session = None
         self.agent = None
@@ -300,8 +346,21 @@ class AgentRun:
         try:
             tools = arm_tools(spec.arm.tools)
             later = {name: (tools.pop(name), after) for name, after in spec.arm.unlock.items() if name in tools}
+            if spec.tests == "eval" and "eval" in later:  # eval given later runs with the task's tests too
+                from dgym_tui.batch.test_modes import hidden_tests
+                from dgym_tui.tools.eval import EvalTool
+
+                later["eval"] = (EvalTool.with_hidden_tests(hidden_tests(spec.task)), later["eval"][1])
+            seeker_tools = None
+            if spec.arm.seeker:  # two roles: the session runs the seeker's tools too (pdb among them)
+                from dgym_tui.agent.seeker import SEEKER_TOOLS
+
+                seeker_tools = {n: t for n, t in arm_tools(list(SEEKER_TOOLS)).items() if n in SEEKER_TOOLS}
             session = open_session(spec.task, self.repo, sandbox=spec.sandbox, image=spec.image, made=self._made,
-                                   tools=tools)
+                                   tools={**(seeker_tools or {}), **tools}, tests=spec.tests)
+            if seeker_tools is not None:  # eval as this trial's tests mode made it
+                seeker_tools["eval"] = session.tools.get("eval", seeker_tools["eval"])
+                tools = {n: session.tools[n] for n in tools}
             if session.pdb_unavailable:  # its environment cannot run the debugger: nor will a schedule give it
                 later.pop("pdb", None)
                 self.notes.append(f"pdb is off for this task: {session.pdb_unavailable}")
@@ -310,15 +369,27 @@ class AgentRun:
             if self.scorer is None:
                 ready = session.state.sandbox
                 self._start_scorer(ready.backend, ready.image, ready.python)
-            self.writer = SessionWriter.open(str(self.session_path), session, mode="auto", model=spec.model)
+            in_image = {}
+            if spec.task.environment is not None:  # its replay's take-over starts in the task's image again
+                from dgym_tui.batch.instance import header
+
+                in_image = header(spec.task, spec.tests)
+            self.writer = SessionWriter.open(str(self.session_path), session, mode="auto", model=spec.model,
+                                             **in_image)
             session.events.subscribe(self._count, replay=False)
             settings = AgentSettings(model=spec.model, api_base=spec.api_base, mode="auto",
                                      max_steps=spec.max_steps, max_cost=spec.max_cost,
                                      task=task_text(session, spec.task))
+            if spec.arm.seeker:  # two roles: the arm's tools are the fixer's
+                settings.seeker = spec.arm.seeker.get("model") or spec.seeker
+                settings.seeker_api_base = spec.seeker_api_base
+                settings.seeker_form = spec.arm.seeker.get("form", "ask")
+                settings.seeker_steps = spec.seeker_steps
             if spec.tool_format and hasattr(settings, "tool_format"):
                 settings.tool_format = spec.tool_format
             with agent_environment({k: v for k, v in spec.env.items() if k != NODE_ENV}):
-                self.agent = agent = make_agent(session, settings, tools=session.tools, later=later,
+                self.agent = agent = make_agent(session, settings, tools=tools if spec.arm.seeker else session.tools,
+                                                later=later, seeker_tools=seeker_tools,
                                                 auto_answer=headless_answers(spec.yes, "this batch trial"),
                                                 on_model_error="stop")
                 if self.timed_out:
@@ -363,9 +434,9 @@ class AgentRun:
             from dgym_tui.batch.scoring import test_timeout_of
             from dgym_tui.batch.swebench import HarnessScorer
 
-            self.scorer = HarnessScorer(task, str(self.repo), test_timeout_of(task)).start()
+            self.scorer = HarnessScorer(task, str(self.base), test_timeout_of(task)).start()
             return
-        self.scorer = FreshSandbox(task, str(self.repo), kind, image, python).start()
+        self.scorer = FreshSandbox(task, str(self.base), kind, image, python).start()
 
     def _count(self, event) -> None:
         if event.kind == "tool_result" and event.actor.startswith("agent"):
@@ -438,9 +509,33 @@ class AgentRun:
         result.notes += self.notes
         if self.sandbox_kind:
             result.sandbox = self.sandbox_kind
+        if self.session is not None:
+            from dgym_tui.core.reruns import unasked_runs
+
+            result.unasked_runs = unasked_runs(self.session.events.history)
         if agent is not None:
             result.steps, result.tokens, result.cost, result.summary = agent.step, agent.tokens, agent.cost, agent.submitted
             result.tool_format = getattr(agent, "format", None) or self.spec.tool_format or "native"
+        if self.session is not None and self.spec.arm.seeker:
+            result.roles = self._roles()
+            if result.roles:  # the trial's totals are both roles'
+                seeker = result.roles["seeker"]
+                result.tokens = result.roles["fixer"]["tokens"] + seeker["tokens"]
+                costs = (result.roles["fixer"]["cost"], seeker["cost"])
+                result.cost = None if None in costs else round(sum(costs), 6)
+
+    def _roles(self) -> dict:
+        """Per-role figures (core/roles.py), and whether the patch touched a place the seeker named."""
+        from dgym_tui.agent.grounding import grounded_places, touched
+        from dgym_tui.core.roles import role_figures
+
+        history = self.session.events.history
+        figures = role_figures(history)
+        if figures:
+            named = grounded_places(e.data for e in history if e.kind == "seeker_answer")
+            figures["seeker"]["form"] = self.spec.arm.seeker.get("form", "ask")
+            figures["seeker"]["touched_named_place"] = touched(self.patch, named)
+        return figures
 
 
 def arm_tools(names: list[str]) -> dict:

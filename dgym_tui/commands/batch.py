@@ -38,7 +38,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--arm", action="append", metavar="NAME=TOOL,TOOL,…", default=[],
                    help="a configuration to compare: its name and the agent's tools (repeatable; default: "
                         "one arm 'all' with every tool). submit is always given. TOOL@N gives a tool only after "
-                        "N successful edits, as debug-gym's debug(5) agent: pdb-after-5=view,grep,edit,eval,pdb@5")
+                        "N successful edits, as debug-gym's debug(5) agent: pdb-after-5=view,grep,edit,eval,pdb@5. "
+                        "Two roles: +seeker gives the arm's agent (the fixer) a debug(question) tool that a seeker "
+                        "answers with pdb on the same session (pair=view,edit,eval+seeker); +report runs the seeker "
+                        "first and puts its findings in the fixer's task; either =MODEL for this arm's own seeker")
+    p.add_argument("--seeker", metavar="M", help="the seeker's model for arms with +seeker or +report (a litellm "
+                   "model string, or scripted:FILE); it gets pdb, view, listdir, grep and eval, never edit")
+    p.add_argument("--seeker-api-base", metavar="URL", help="the seeker's OpenAI-compatible server")
+    p.add_argument("--seeker-steps", type=int, default=10, metavar="N", help="the seeker's step budget per "
+                   "question (default 10)")
     p.add_argument("--attempts", type=int, default=1, metavar="K", help="trials per task and arm (default 1)")
     p.add_argument("--max-steps", type=int, default=30, metavar="N", help="model calls per trial (default 30)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost per trial")
@@ -63,6 +71,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
     p.add_argument("--retry", choices=["errors"], help="errors: run again the trials that ended in error "
                    "(their earlier results kept in trials/<trial>/history/)")
+    p.add_argument("--tests", default="hidden", metavar="hidden|eval|visible",
+                   help="what the agent sees of each task's hidden tests (its test patch or hidden files): hidden "
+                        "(default; SWE-bench's rule: never, they are added only when scoring), eval (its eval tool "
+                        "runs with them added for that run only, then taken away: debug-gym's swebench), visible "
+                        "(in the repository from the start, and pdb's first run stops at the failing test: "
+                        "debug-gym's swebench-debug). Scoring is the same in all three; the mode is in every "
+                        "result and the report")
     p.add_argument("--tool-format", choices=["native", "json", "text", "auto"],
                    help="how tool calls travel: the provider's native tool calling, or an action in the reply "
                         "(json: held to its form by the server; text: fenced), as for dgym-tui run")
@@ -86,6 +101,14 @@ def parse_arms(values: list[str]) -> list:
     for value in values:
         name, sep, tools = value.partition("=")
         name = name.strip()
+        tools, *roles = tools.split("+")
+        seeker = None
+        for role in roles:
+            kind, _, model = role.partition("=")
+            if kind.strip() not in ("seeker", "report") or seeker is not None:
+                raise UsageError(f"--arm {value!r}: after the tools, +seeker or +report (once), "
+                                 "optionally =MODEL, e.g. pair=view,edit,eval+seeker")
+            seeker = {"form": "ask" if kind.strip() == "seeker" else "report", "model": model.strip() or None}
         if not sep or not name:
             raise UsageError(f"--arm {value!r}: write NAME=TOOL,TOOL,… (e.g. with-pdb=pdb,view,edit,eval)")
         if not all(c.isalnum() or c in "-_." for c in name):
@@ -111,7 +134,7 @@ def parse_arms(values: list[str]) -> list:
             raise UsageError(f"--arm {name}: unknown tool{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                              f"(tools: {', '.join(sorted(known))})")
         names.add(name)
-        arms.append(Arm(name, list(dict.fromkeys(chosen)), unlock))
+        arms.append(Arm(name, list(dict.fromkeys(chosen)), unlock, seeker))
     return arms
 
 
@@ -179,9 +202,20 @@ def _main(args) -> int:
             raise UsageError(f"{flag} must be 1 or more")
     if args.test_timeout is not None and args.test_timeout <= 0:
         raise UsageError("--test-timeout must be a positive number of seconds")
+    from dgym_tui.batch.test_modes import MODES, check_tasks
+
+    if args.tests not in MODES:
+        raise UsageError(f"--tests {args.tests!r}: choose one of {', '.join(MODES)}")
     if not os.path.exists(args.tasks):
         raise UsageError(f"{args.tasks}: no such file or folder")
     arms = parse_arms(args.arm)
+    for arm in arms:
+        if arm.seeker and not (arm.seeker.get("model") or args.seeker):
+            raise UsageError(f"--arm {arm.name}: its seeker needs a model: --seeker M, or +seeker=M in the arm")
+        if arm.seeker and (arm.seeker.get("model") or args.seeker) == "person":
+            raise UsageError(f"--arm {arm.name}: a batch has no person to answer as the seeker: give a model")
+    if args.seeker_steps is not None and args.seeker_steps < 1:
+        raise UsageError("--seeker-steps must be 1 or more")
     scripted = args.model.startswith("scripted:")
     try:
         if args.executor == "ray":
@@ -205,16 +239,24 @@ def _main(args) -> int:
                                check_image=image_checker() if args.executor == "local" else None, repos=args.repos)
     except ValueError as e:  # tasks.TaskSetError, issues.IssueSetError
         raise UsageError(one_line(str(e))) from None
+    try:
+        check_tasks(tasks, args.tests)
+    except ValueError as e:
+        raise UsageError(one_line(str(e))) from None
     for task in tasks:
         if task.note:
             print(f"{PROG}: {one_line(task.note)}", file=sys.stderr)
     check_model(args.model, args.api_base)
+    for seeker in {arm.seeker.get("model") or args.seeker for arm in arms if arm.seeker}:
+        if not seeker.startswith("scripted:"):
+            check_model(seeker, args.seeker_api_base)
     config = BatchConfig(tasks=os.path.abspath(args.tasks), model=args.model, arms=arms, api_base=args.api_base,
                          tool_format=args.tool_format, attempts=args.attempts, max_steps=args.max_steps,
                          max_cost=args.max_cost, trial_timeout=args.trial_timeout,
                          test_timeout=args.test_timeout, sandbox=args.sandbox, image_template=args.image_template,
                          image=args.image, yes=args.yes, workers=args.workers, executor=args.executor,
-                         total_cost=args.total_cost)
+                         total_cost=args.total_cost, tests=args.tests, seeker=args.seeker,
+                         seeker_api_base=args.seeker_api_base, seeker_steps=args.seeker_steps)
     if not scripted:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # workers inherit it (no fetch at import)
     # SIGTERM (a CI's cancel, systemd) ends the batch as Ctrl-C does: sandboxes removed, results kept.

@@ -106,7 +106,14 @@ def parser():
     s.add_argument("--rebuild", action="store_true", help="build even when an image of the same inputs is there")
     s.add_argument("--validate", metavar="OUT", help="then compute each instance's FAIL_TO_PASS and PASS_TO_PASS as "
                    "SWE-bench's validation does (the eval script at the base and with the gold patch, read by the "
-                   "repository's log parser) and write the instances with them to OUT (JSON lines)")
+                   "repository's log parser) and write the instances with them to OUT (JSON lines); beside it, "
+                   "OUT.report.jsonl (a row per instance: built or why not, seconds, sizes, whether the lists match "
+                   "the dataset's, the tests that differ) and OUT.logs/ID/ (the build's and both runs' logs). "
+                   "Run again, it does not redo what the report holds")
+    s.add_argument("--jobs", type=int, default=1, metavar="N", help="build and validate N instances at a time "
+                   "(default 1); with more, each build's lines go to its log only")
+    s.add_argument("--summary", action="store_true", help="build nothing: print the per-repository table of "
+                   "OUT.report.jsonl (with --validate OUT)")
     return p
 
 
@@ -120,12 +127,21 @@ def main(argv: list[str]) -> int:
 
 
 def build_swebench(args) -> int:
-    import json
     import sys
 
-    from dgym_tui.batch.swebench_image import BuildError, build, read_records, validate
-    from dgym_tui.batch.swebench_specs import SpecsError
+    from dgym_tui.batch.swebench_image import read_records
+    from dgym_tui.batch.swebench_validation import Report, run_all, summary
 
+    if args.summary:
+        if not args.validate:
+            print("dgym-tui image swebench: --summary reads the report of --validate OUT", file=sys.stderr)
+            return 2
+        report = Report(Path(args.validate))
+        if not report.rows:
+            print(f"dgym-tui: {report.path}: no report there", file=sys.stderr)
+            return 2
+        print(summary(list(report.rows.values())), end="")
+        return 0
     try:
         records = read_records(args.instances)
     except (OSError, ValueError) as e:
@@ -136,38 +152,20 @@ def build_swebench(args) -> int:
     if not args.repos:
         print("dgym-tui image swebench: --repos DIR is needed to build (a folder of local clones)", file=sys.stderr)
         return 2
+    if args.jobs < 1:
+        print("dgym-tui image swebench: --jobs must be 1 or more", file=sys.stderr)
+        return 2
     if args.only:
         records = [r for r in records if r.get("instance_id") in args.only]
         if not records:
             print(f"dgym-tui: {args.instances}: no instance {', '.join(args.only)}", file=sys.stderr)
             return 2
-    failed = 0
-    validated = []
-    for record in records:
-        try:
-            out = build(record, args.repos, base=args.base, rebuild=args.rebuild,
-                        progress=lambda line: print(f"  {line}", flush=True))
-        except (BuildError, SpecsError, SandboxError) as e:
-            failed += 1
-            print(f"FAILED {e}", flush=True)
-            continue
-        verb = f"built in {out['seconds']:g} s" if out["built"] else "already built"
-        print(f"{record.get('instance_id')}: {out['image']} {verb} ({out['size'] / 1e6:.0f} MB)", flush=True)
-        if args.validate:
-            try:
-                checked = validate(record, progress=lambda line: print(f"  {line}", flush=True))
-            except (BuildError, SpecsError, SandboxError) as e:
-                failed += 1
-                print(f"FAILED {e}", flush=True)
-                continue
-            checked.pop("statuses")
-            validated.append(checked)
-            print(f"{record.get('instance_id')}: FAIL_TO_PASS {len(json.loads(checked['FAIL_TO_PASS']))} tests, "
-                  f"PASS_TO_PASS {len(json.loads(checked['PASS_TO_PASS']))}", flush=True)
+    rows = run_all(records, args.repos, Path(args.validate) if args.validate else None, jobs=args.jobs,
+                   base=args.base, rebuild=args.rebuild, say=lambda line: print(line, flush=True))
     if args.validate:
-        with open(args.validate, "w") as out_file:
-            out_file.writelines(json.dumps(r) + "\n" for r in validated)
-    return 1 if failed else 0
+        print(f"\n{summary(rows)}", end="", flush=True)
+        print(f"report: {args.validate}.report.jsonl; logs: {args.validate}.logs/", flush=True)
+    return 1 if any(r["status"] == "failed" for r in rows) else 0
 
 
 def print_coverage(records: list[dict]) -> int:

@@ -27,6 +27,12 @@ def parser() -> argparse.ArgumentParser:
                    help="auto: the policy's allow list runs at once; step: every call asks (refused without --yes)")
     p.add_argument("--yes", action="store_true", help="approve every call the policy marks `ask` (never `deny`)")
     p.add_argument("--session", metavar="FILE", help="write the session to FILE (default: the sessions folder)")
+    p.add_argument("--seeker", metavar="M",
+                   help="also offer debug(question): a seeker model (a litellm model string or scripted:FILE, e.g. a "
+                        "small local one) investigates with pdb in the sandbox and answers with the places, commands "
+                        "and values it saw; the outside agent is the fixer")
+    p.add_argument("--seeker-api-base", metavar="URL", help="the seeker's OpenAI-compatible server (llama.cpp, Ollama)")
+    p.add_argument("--seeker-steps", type=int, default=10, metavar="N", help="its step budget per question (default 10)")
     p.add_argument("--resume", metavar="SESSION",
                    help="go on with a saved session (its changes and breakpoints, in a new sandbox), appending to it; "
                         "the client reconnects")
@@ -64,6 +70,17 @@ def main(argv: list[str]) -> int:
     policy = Policy.from_config((load_config().get("agent") or {}).get("policy"))
     agents = OutsideAgents(session, policy, mode=args.mode,
                            auto_answer=headless_answers(args.yes, "this MCP server"))
+    if args.seeker:
+        from dgym_tui.agent.setup import make_seeker
+        from dgym_tui.config import AgentSettings
+
+        try:
+            settings = AgentSettings.load(seeker=args.seeker, seeker_api_base=args.seeker_api_base,
+                                          seeker_steps=args.seeker_steps)
+            agents.add_seeker(make_seeker(session, settings))
+        except ValueError as e:
+            print(f"dgym-tui mcp: {e}", file=sys.stderr)
+            return 2
     with lifecycle.running(lambda: session, lambda: writer):
         print(f"dgym-tui mcp: starting the sandbox for {repo.name}…", file=sys.stderr, flush=True)
         session.start()

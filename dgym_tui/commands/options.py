@@ -54,6 +54,22 @@ def agent_arguments(p: argparse.ArgumentParser, modes: list[str]) -> None:
     p.add_argument("--task", metavar="TEXT", help="what the agent should do (default: fix the failing tests)")
     p.add_argument("--system-prompt", metavar="FILE",
                    help="the agent's system prompt template ({repo} {entrypoint} {tools} {sandbox})")
+    roles = p.add_argument_group("two roles: a seeker investigates with pdb, the agent writes the fix "
+                                 "(it keeps view, edit, eval and submit)")
+    roles.add_argument("--seeker", metavar="M",
+                       help="the seeker's model (a litellm model string or scripted:FILE): it gets pdb, view, "
+                            "listdir, grep and eval, never edit, and answers with the places, commands and "
+                            "values it saw; `person`: you answer the agent's questions yourself (in the app). "
+                            "The palette's 'Seeker: answer its question yourself' takes over a model's turn")
+    roles.add_argument("--seeker-api-base", metavar="URL", help="the seeker's OpenAI-compatible server")
+    roles.add_argument("--seeker-form", choices=["ask", "report"],
+                       help="ask: the agent calls debug(question) when it wants to know (default); report: "
+                            "the seeker investigates first, and its findings join the agent's task")
+    roles.add_argument("--seeker-steps", type=int, metavar="N",
+                       help="the seeker's step budget per question (default 10)")
+    roles.add_argument("--seeker-mode", choices=["step", "auto"],
+                       help="which of the seeker's own calls wait for you: step (all), auto (what the policy "
+                            "asks about) (default: the agent's --mode)")
 
 
 def agent_settings(args):
@@ -62,7 +78,10 @@ def agent_settings(args):
 
     return AgentSettings.load(model=args.model, api_base=args.api_base, mode=args.mode,
                               max_steps=args.max_steps, max_cost=args.max_cost, task=args.task,
-                              tool_format=args.tool_format, system_prompt_file=args.system_prompt)
+                              tool_format=args.tool_format, system_prompt_file=args.system_prompt,
+                              seeker=args.seeker, seeker_api_base=args.seeker_api_base,
+                              seeker_form=args.seeker_form, seeker_steps=args.seeker_steps,
+                              seeker_mode=args.seeker_mode)
 
 
 def configured_model() -> str | None:

@@ -69,4 +69,4 @@ def replay(args, recording=None) -> int:
     app = DgymApp(recording=recording, theme=args.theme, agent_settings=settings)
     with lifecycle.running(lambda: app.session, lambda: app.writer):  # a take-over makes both
         app.run()
-    return 0
+    return app.return_code or 0  # an error of ours that ended it is not a success

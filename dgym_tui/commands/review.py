@@ -51,8 +51,9 @@ def main(argv: list[str]) -> int:
     if not headless:
         from dgym_tui.ui.screens.review import ReviewApp
 
-        ReviewApp(run, theme=args.theme, model=args.model, api_base=args.api_base).run()
-        return 0
+        app = ReviewApp(run, theme=args.theme, model=args.model, api_base=args.api_base)
+        app.run()
+        return app.return_code or 0  # an error of ours that ended it is not a success
     from dgym_tui.core.safe_text import one_line
     from dgym_tui.review.exports import (ExportError, apply_approved, export_patches, export_preds, export_prs,
                                          make_branches)

@@ -59,7 +59,8 @@ def main(argv: list[str]) -> int:
             print(f"dgym-tui run: {session.state.error}", file=sys.stderr)
             return 2
         ready = session.state.sandbox
-        print(f"sandbox: {ready.description}; model: {one_line(settings.model or '')}; mode: {settings.mode}"
+        seeker = f"; seeker: {one_line(settings.seeker)} ({settings.seeker_form})" if settings.seeker else ""
+        print(f"sandbox: {ready.description}; model: {one_line(settings.model or '')}{seeker}; mode: {settings.mode}"
               + ("; --yes" if args.yes else ""), flush=True)
 
         try:
@@ -73,6 +74,10 @@ def main(argv: list[str]) -> int:
         print(visible(f"outcome: {outcome}; tests: {summary(tests)}"), flush=True)
         if agent.submitted:
             print(visible(f"agent's summary: {agent.submitted}"), flush=True)
+        if agent.seeker is not None:
+            from dgym_tui.core.roles import role_figures, said
+
+            print(said(role_figures(session.events.history)), flush=True)
         changed = session.changed_files()
         if changed:
             print(f"changed in the sandbox: {', '.join(one_line(c) for c in changed)} (not applied to your repo)")

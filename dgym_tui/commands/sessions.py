@@ -61,7 +61,7 @@ def export_parser() -> argparse.ArgumentParser:
 
 
 def export_run_parser() -> argparse.ArgumentParser:
-    from dgym_tui.review.training import FORMATS, ONLY
+    from dgym_tui.review.training import FORMATS, ONLY, ROLES
 
     p = argparse.ArgumentParser(
         prog="dgym-tui export RUN_DIR",
@@ -83,6 +83,10 @@ def export_run_parser() -> argparse.ArgumentParser:
     p.add_argument("--arm", action="append", default=[], metavar="NAME", help="only this arm's trials (repeatable)")
     p.add_argument("--all-revisions", action="store_true",
                    help="every scored revision of a trial (labels.latest says which is current), not only the newest")
+    p.add_argument("--role", choices=ROLES,
+                   help="arms with two roles: seeker gives one record per question the seeker answered (its "
+                        "pdb session, labelled by the fix it fed: resolved or not, and by its answer's grounding); "
+                        "fixer the agent's, the findings in its context (default: the agent's)")
     return p
 
 
@@ -100,12 +104,12 @@ def _export_run(argv: list[str]) -> int:
     try:
         if not args.output:
             count = write(args.run_dir, args.format, sys.stdout, only=args.only, arms=args.arm,
-                          all_revisions=args.all_revisions)
+                          all_revisions=args.all_revisions, role=args.role)
             sys.stdout.flush()
         else:
             with open(args.output, "w", encoding="utf-8") as fh:
                 count = write(args.run_dir, args.format, fh, only=args.only, arms=args.arm,
-                              all_revisions=args.all_revisions)
+                              all_revisions=args.all_revisions, role=args.role)
     except TrainingExportError as e:
         raise _Failed(str(e), 2) from None
     except OSError as e:

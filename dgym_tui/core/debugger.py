@@ -43,6 +43,7 @@ class PdbResult:
     truncated: bool = False
     interrupted: bool = False
     restarted: bool = False
+    after_end: bool = False  # answered by the shell after the program's end: nothing ran
 
     @property
     def error(self) -> str | None:
@@ -85,6 +86,7 @@ class Debugger:
         self.failed_tests: list[str] = []  # pytest: what failed in the run that ended
         self._lock = threading.RLock()
         self._pending = ""
+        self._repo_files: set[str] = set()  # repo-relative files `b FILE:LINE` found (_repo_paths)
 
     # --- process lifecycle --------------------------------------------------------------------
 
@@ -95,35 +97,38 @@ class Debugger:
         at file:line, the breakpoints paused until it stops (see the shim)."""
         with self._lock:
             self._close_channel()
-            self.nonce = secrets.token_hex(16)
-            self._marker = re.compile(
-                re.escape(f"\x1b_dgym:{self.nonce}:") + r"(\{.*?\})\x1b\\\r?\n")
-            self._pending = ""
             self.stop = None
             argv = [self.sandbox.python, f"{self.sandbox.box_dir}/dgym_pdb.py", *self.entrypoint.shim_args()]
             self.events.emit(ProgramStart(argv=argv, entrypoint=self.entrypoint.label, restart=restart,
                                           reason=reason), actor)
-            env = {**SHIM_ENV, **run_environment(self.entrypoint, self.sandbox.root, self.sandbox.program_env)}
-            self.channel = self.sandbox.spawn(argv, env=env, rows=self.rows, cols=self.cols)
-            self.state = "running"
             self.exit_code = None
-            restore = json.dumps({"breakpoints": self.breakpoints.to_restore(),
-                                  "watches": self.breakpoints.watches, "run_to": run_to,
-                                  "test_timeout": self.test_timeout or 0}, separators=(",", ":"))
-            # The shim says when its terminal is set up; only then is the handshake sent.
-            try:
-                self.channel.child.expect_exact([READY + "\r\n", READY + "\n"], timeout=self.start_timeout)
-            except (pexpect.EOF, pexpect.TIMEOUT):
-                output = _clean(self.channel.child.before or "", None)
-                self._close_channel()
-                self.state = "exited"
-                raise SandboxError(f"pdb did not start in the sandbox: {output.strip()[-300:] or 'no output'}")
-            self._pending = self.channel.child.buffer  # anything read past the ready line's end
-            self.channel.child.buffer = ""
-            self.channel.child.send(f"{self.nonce}\n{restore}\n")
+            self._open(argv, "running", {"run_to": run_to, "test_timeout": self.test_timeout or 0})
             result = self._finish(actor, UI_OUTPUT_CAP, self.start_timeout, command=None, first=True)
             result.restarted = restart
             return result
+
+    def _open(self, argv: list[str], state: str, handshake: dict) -> None:
+        """A new shim process on a fresh nonce, past its handshake (breakpoints and watches)."""
+        self._close_channel()
+        self.nonce = secrets.token_hex(16)
+        self._marker = re.compile(re.escape(f"\x1b_dgym:{self.nonce}:") + r"(\{.*?\})\x1b\\\r?\n")
+        self._pending = ""
+        env = {**SHIM_ENV, **run_environment(self.entrypoint, self.sandbox.root, self.sandbox.program_env)}
+        self.channel = self.sandbox.spawn(argv, env=env, rows=self.rows, cols=self.cols)
+        self.state = state
+        restore = json.dumps({"breakpoints": self.breakpoints.to_restore(),
+                              "watches": self.breakpoints.watches, **handshake}, separators=(",", ":"))
+        # The shim says when its terminal is set up; only then is the handshake sent.
+        try:
+            self.channel.child.expect_exact([READY + "\r\n", READY + "\n"], timeout=self.start_timeout)
+        except (pexpect.EOF, pexpect.TIMEOUT):
+            output = _clean(self.channel.child.before or "", None)
+            self._close_channel()
+            self.state = "exited"
+            raise SandboxError(f"pdb did not start in the sandbox: {output.strip()[-300:] or 'no output'}")
+        self._pending = self.channel.child.buffer  # anything read past the ready line's end
+        self.channel.child.buffer = ""
+        self.channel.child.send(f"{self.nonce}\n{restore}\n")
 
     def restart(self, actor: str = HUMAN, reason: str = "restarted") -> PdbResult:
         return self.start(actor, restart=True, reason=reason)
@@ -150,7 +155,7 @@ class Debugger:
         command = self._repo_paths(command.replace("\r", " ").replace("\n", " "))
         cap = output_cap or (UI_OUTPUT_CAP if actor == HUMAN else AGENT_OUTPUT_CAP)
         with self._lock:
-            if self.state in ("idle", "exited") or self.channel is None:
+            if self.channel is None or self.state == "idle":
                 raise SandboxError("the program is not running: restart it")
             if not quiet:
                 self.events.emit(PdbInput(command=self._relative(command)), actor)
@@ -257,6 +262,10 @@ class Debugger:
                    or f.endswith(f"/{module}.py") for f in files)
 
     def _apply_status(self, status: dict, actor: str, result: PdbResult) -> None:
+        if status.get("event") == "ended":  # a command answered after the end (breakpoints kept)
+            result.exited, result.exit_code, result.after_end = True, self.exit_code, True
+            self._sync_kept(status, actor)
+            return
         if status.get("event") == "exit":
             self.state = "exited"
             self.exit_code = status.get("code")
@@ -265,7 +274,10 @@ class Debugger:
                 self.entrypoint = replace(self.entrypoint, args=tuple(status["restart_args"]))
             self.stop = None
             result.exited, result.exit_code = True, self.exit_code
-            self._close_channel()
+            if status.get("stays"):  # the process stays to answer what runs no code (box/ended.py)
+                self._sync_kept(status, actor)
+            else:
+                self._close_channel()
             if status.get("restart"):
                 message = "pdb restarts the program"
             elif status.get("ended"):
@@ -293,6 +305,44 @@ class Debugger:
         if moved:  # a command that changed nothing a view shows (`p x`) emits no stop
             self.events.emit(stop, actor)
 
+    @property
+    def ended(self) -> bool:
+        """The program is over (or never ran): commands that run it start a fresh process."""
+        return self.state in ("idle", "exited") or self.channel is None
+
+    @property
+    def answers(self) -> bool:
+        """A pdb process is there to answer (at a stop, or the shell after the program's end)."""
+        return self.channel is not None and self.state in ("stopped", "exited")
+
+    def end_run(self, actor: str, message: str) -> None:
+        """End the run in progress (or the shell after one): the breakpoints stay in the registry,
+        and the next command that runs no code opens a fresh shell with them as they are now."""
+        with self._lock:
+            ended = self.ended
+            self._close_channel()
+            self.state, self.stop = "exited", None
+            if not ended:
+                self.exit_code = None
+                self.events.emit(ProgramExit(code=None, message=message), actor)
+
+    def open_shell(self, actor: str = HUMAN) -> None:
+        """No process is left (killed, never run): start the shell alone, which runs no program
+        and answers breakpoint commands as after an end (`dgym_pdb.py --ended CODE`)."""
+        with self._lock:
+            if self.answers:
+                return
+            code = "" if self.exit_code is None else str(self.exit_code)
+            self._open([self.sandbox.python, f"{self.sandbox.box_dir}/dgym_pdb.py", "--ended", code], "exited", {})
+            status = self._read_to_marker(OutputCap(AGENT_OUTPUT_CAP), time.monotonic() + self.start_timeout)
+            self._sync_kept(status, actor)
+
+    def _sync_kept(self, status: dict, actor: str) -> None:
+        """The breakpoints and watches the shell after the end reports: the registry's truth."""
+        if self.breakpoints.sync(status.get("breakpoints", []), actor):
+            self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
+        self.breakpoints.sync_watches(list(status.get("watches") or []))
+
     def _read_to_marker(self, cap: OutputCap, deadline: float) -> dict:
         """Feed program/pdb output to `cap` until our marker and the prompt after it arrive."""
         child = self.channel.child
@@ -300,7 +350,7 @@ class Debugger:
             match = self._marker.search(self._pending)
             if match:
                 status = json.loads(match.group(1))
-                if status.get("event") == "exit":
+                if status.get("event") == "exit" and not status.get("stays"):
                     cap.feed(self._pending[:match.start()])
                     self._pending = ""
                     return status
@@ -361,10 +411,16 @@ class Debugger:
             return command
         path = m.group("path")
         folder, name = posixpath.split(posixpath.normpath(path))
-        try:
-            found = any(e.name == name and not e.is_dir for e in self.sandbox.list_dir(folder or "."))
-        except (OSError, SandboxError, ValueError):
-            found = False
+        # A file once found is remembered: in Docker each look is an exec (~100 ms), and `b` after
+        # the program's end must answer in milliseconds. One that went away makes pdb say so.
+        found = posixpath.normpath(path) in self._repo_files
+        if not found:
+            try:
+                found = any(e.name == name and not e.is_dir for e in self.sandbox.list_dir(folder or "."))
+            except (OSError, SandboxError, ValueError):
+                found = False
+            if found:
+                self._repo_files.add(posixpath.normpath(path))
         return command[:m.start("path")] + self._abs(path) + command[m.end("path"):] if found else command
 
     def _abs(self, file: str) -> str:
@@ -376,7 +432,7 @@ class Debugger:
         `hit`: a hit condition (`3`, `>= 5`, `% 10 == 0`). Set on a line that has one, the
         condition, message and hit condition given are changed on it."""
         rel = self.sandbox.rel_path(file)
-        if self.state != "stopped":
+        if not self.answers:
             self.breakpoints.add(Breakpoint(rel, line, cond=cond, temporary=temporary, actor=actor, log=log,
                                             hit=_hit_expression(hit) if hit else None))
             self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
@@ -410,7 +466,7 @@ class Debugger:
         return "\n".join(outputs) or f"Breakpoint {existing.number} is already at {existing.file}:{line}"
 
     def clear_breakpoint(self, file: str, line: int, actor: str = HUMAN) -> str:
-        if self.state != "stopped":
+        if not self.answers:
             self.breakpoints.remove(self.sandbox.rel_path(file), line)
             self.events.emit(Breakpoints(breakpoints=self.breakpoints.snapshot()), actor)
             return f"Deleted breakpoint at {file}:{line}"

@@ -100,6 +100,11 @@ class Describer:
             "tools_unlocked": lambda d: words("agent", ("⊕ tools given to the agent", "warning"),
                                               f": {', '.join(d.tools)} (after {d.edits} edits)"),
             "model_retry": lambda d: words("retry", (f"model: retrying in {d.wait_s:.0f} s ({d.reason})", "dim")),
+            "seeker_answer": lambda d: words(
+                "answer", ("🔎 " + ("the person answered" if d.by == "person" else f"seeker answered ({d.steps} steps)"), "b"),
+                " — ", ({"grounded": ("grounded", "success"), "ungrounded": ("NOT grounded", "error"),
+                         "unanswered": ("no answer", "warning")}.get(d.grounding, (d.grounding, "dim"))),
+                f": never saw {', '.join(d.unseen)}" if d.unseen else "", body=d.answer),
             "resumed": lambda d: words("resumed", (f"↻ {'taken over' if d.take_over else 'resumed'}", "b"),
                                        f" from event {d.upto} of {d.source.rsplit('/', 1)[-1]}: a new sandbox",
                                        f" — changed in the repo since: {', '.join(d.changed[:5])}" if d.changed
@@ -109,6 +114,12 @@ class Describer:
     def describe(self, event: ev.Event) -> list[Words]:
         if event.kind in QUIET:
             return []
+        if event.actor == ev.SEEKER and event.kind in ("agent_started", "agent_status"):
+            if event.kind == "agent_status":  # its turn ends with its answer, which says it all
+                return []
+            question = event.data.task.split("\n", 2)[1] if "\n" in event.data.task else event.data.task
+            return [words("agent", ("🔎 seeker ", "b"), f"({event.data.model}) investigates: ", (question[:200], "b"),
+                          body=event.data.task)]
         say = self._say.get(event.kind)
         if say is None:  # a kind added later still shows, generically
             summary = ", ".join(f"{k}={v}" for k, v in event.data.to_dict().items())[:200]

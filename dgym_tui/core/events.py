@@ -31,9 +31,15 @@ AGENT = "agent"
 SYSTEM = "system"
 
 
+SEEKER = "agent:seeker"  # the info-seeking model that investigates for the agent (agent/seeker.py)
+
+
 def is_agent(actor: str) -> bool:
-    """The built-in agent ("agent") or an outside one over MCP ("agent:NAME")."""
+    """The built-in agent ("agent"), its seeker ("agent:seeker") or an outside one over MCP
+    ("agent:NAME")."""
     return actor == AGENT or actor.startswith(AGENT + ":")
+
+
 ACTORS = (HUMAN, AGENT, SYSTEM)
 
 
@@ -550,6 +556,29 @@ class Hint(Payload):
 
     kind: ClassVar[str] = "hint"
     text: str
+
+
+@payload
+class SeekerAnswer(Payload):
+    """What the seeker (or the person in its place) answered the agent's `debug` question, and
+    how it stands against what it saw: grounded (every value it quotes is in its observations),
+    ungrounded (`unseen` lists those that are not), or no values (it quotes none)."""
+
+    kind: ClassVar[str] = "seeker_answer"
+    call_id: str                 # the agent's debug call ("" in the report form: no call)
+    question: str
+    answer: str
+    grounding: str               # grounded | ungrounded | no values | unanswered
+    unseen: list[str] = field(default_factory=list)    # quoted values never in its observations
+    places: list[str] = field(default_factory=list)    # file:line it names
+    commands: list[str] = field(default_factory=list)  # the pdb commands it ran
+    values: list[str] = field(default_factory=list)    # the values it quotes
+    model: str = ""              # "" when the person answered
+    steps: int = 0
+    tokens: int = 0
+    cost: float | None = 0.0
+    seconds: float = 0.0
+    by: str = "seeker"           # seeker | person
 
 
 # --- calls: who asked for what -----------------------------------------------------------------

@@ -283,32 +283,40 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
     # --- the tests ----------------------------------------------------------------------------
 
     @operation()
-    def run_tests(self, args: str = "", timeout: float = 600, actor: str = HUMAN, stop_after_hang: bool = False) -> Tests:
+    def run_tests(self, args: str = "", timeout: float = 600, actor: str = HUMAN, stop_after_hang: bool = False,
+                  hidden=None) -> Tests:
         """Run pytest in the sandbox (outside pdb) and count the results: `args`, else what the
         entrypoint's pytest command names (`pytest test.py -k cart`: its files, -k, options;
         never a post-mortem's narrowing), else pytest's own discovery; an environment's own test
         command (a harness's) when it has one. Each test is limited to `test_timeout` seconds
         (core/test_runs.py): a hang is a failure that says where it was; with stop_after_hang the
-        run ends at the first (Tests.not_run: how many were left out)."""
+        run ends at the first (Tests.not_run: how many were left out). hidden: a task's hidden tests
+        (core/hidden_tests.py) applied for this run only and taken away before the copy is compared
+        with its baseline (an environment's test command then runs whole, with the test files they
+        add); SandboxError when they do not apply."""
+        import contextlib
+
         from dgym_tui.core.test_runs import run_pytest, tests_event
 
         sandbox = self._sandbox()
         found = self.environment
-        if found is not None and found.test_command and not args:
-            self.events.emit(Progress(message=f"running tests: {found.test_command}…", step="tests"), actor)
-            run = run_pytest(sandbox, [], timeout=timeout, test_timeout=self.test_timeout,
-                             command=f"cd {shlex.quote(sandbox.root)}\n{found.test_command}",
-                             stop_after_hang=stop_after_hang)
-            tests = tests_event(run, found.read_statuses(run.output) if found.read_statuses else None)
-        else:
-            entrypoint = self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", "")
-            if not args and entrypoint.kind == "pytest":
-                args = shlex.join(entrypoint.args)
-            self.events.emit(Progress(message=f"running tests {args}".strip() + "…", step="tests"), actor)
-            env = run_environment(entrypoint, sandbox.root,
-                                  sandbox.program_env)  # `PYTHONPATH=src pytest` given as the entrypoint
-            tests = tests_event(run_pytest(sandbox, args, env=env, timeout=timeout, test_timeout=self.test_timeout,
-                                           stop_after_hang=stop_after_hang))
+        with hidden.applied(sandbox) if hidden else contextlib.nullcontext():
+            command = found and ((hidden and found.harness_command) or found.test_command)
+            if command and not args:
+                self.events.emit(Progress(message=f"running tests: {command}…", step="tests"), actor)
+                run = run_pytest(sandbox, [], timeout=timeout, test_timeout=self.test_timeout,
+                                 command=f"cd {shlex.quote(sandbox.root)}\n{command}",
+                                 stop_after_hang=stop_after_hang)
+                tests = tests_event(run, found.read_statuses(run.output) if found.read_statuses else None)
+            else:
+                entrypoint = self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", "")
+                if not args and entrypoint.kind == "pytest":
+                    args = shlex.join(entrypoint.args)
+                self.events.emit(Progress(message=f"running tests {args}".strip() + "…", step="tests"), actor)
+                env = run_environment(entrypoint, sandbox.root,
+                                      sandbox.program_env)  # `PYTHONPATH=src pytest` given as the entrypoint
+                tests = tests_event(run_pytest(sandbox, args, env=env, timeout=timeout,
+                                               test_timeout=self.test_timeout, stop_after_hang=stop_after_hang))
         self.events.emit(tests, actor)
         self._refresh_changes(actor)
         return tests

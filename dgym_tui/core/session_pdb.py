@@ -34,6 +34,8 @@ class PdbDoor:
 
 
     def _track(self, result: PdbResult) -> PdbResult:
+        if result.after_end:
+            return result  # the shell after the end answered: nothing ran, nothing changed
         stop = result.stop
         if stop is not None and stop.reason == "post_mortem" and stop.test and stop.test not in self._failed_tests:
             self._failed_tests.append(stop.test)
@@ -44,12 +46,23 @@ class PdbDoor:
                 if test not in self._failed_tests:
                     self._failed_tests.append(test)
             self._refresh_changes(SYSTEM)
+            self._say_unreached(result)
         if stop is not None and stop.file and stop.file not in self._fresh:
             try:  # the views will show this file: record its text once, now
                 self._read_source(stop.file, SYSTEM)
             except SandboxError:
                 pass  # e.g. "<string>": nothing to show
         return result
+
+
+    def _say_unreached(self, result: PdbResult) -> None:
+        """A run that ended at no breakpoint, with some set: said once, with what would reach them."""
+        from dgym_tui.core.unreached import note
+
+        text = note(self, result)
+        if text:
+            self.events.emit(Notice(message=text, level="warning"), SYSTEM)
+            result.output += "\n" + text + "\n"
 
 
     def _ready(self) -> Debugger:
@@ -74,10 +87,12 @@ class PdbDoor:
     def send(self, command: str, actor: str = HUMAN) -> PdbResult:
         """One pdb command. After a post-mortem or the program's end, a command that runs the
         program (c, n, s...) starts it again, as `python -m pdb` does, and runs on to the first
-        breakpoint; pdb's `restart` / `run` start it again too."""
+        breakpoint; pdb's `restart` / `run` start it again too. After the end, every other
+        command is answered without running anything: breakpoints are kept for the next run,
+        and `p` or `where` say there is no frame."""
         debugger = self._ready()
         verb = pdb_commands.verb(command)
-        ended = debugger.state in ("idle", "exited") or debugger.channel is None
+        ended = debugger.ended
         # After a failing test's post-mortem, c/n/s start the run again on the failing tests;
         # after a file pytest could not collect, `c` goes on with the other files.
         post_mortem = (debugger.stop is not None and debugger.stop.reason == "post_mortem"
@@ -86,7 +101,7 @@ class PdbDoor:
             if verb in pdb_commands.RESTART_COMMANDS:
                 self.events.emit(PdbInput(command=command), actor)
                 return self._again(actor, command, run_on=False)
-            if ended and self._found_nothing():
+            if ended and pdb_commands.runs_program(command) and self._found_nothing():
                 self.events.emit(PdbInput(command=command), actor)
                 note = f"pytest found no test to run here (exit code 5), so '{command}' would only run it again: {NO_ENTRYPOINT}.\n"
                 self.events.emit(PdbOutput(text=note), actor)
@@ -97,15 +112,8 @@ class PdbDoor:
                 self.events.emit(PdbInput(command=command), actor)
                 return self._again(actor, command, run_on=True, after="the program ended" if ended else
                                    "a post-mortem")
-            if ended:
-                self.events.emit(PdbInput(command=command), actor)
-                previous = debugger.exit_code
-                note = (f"The program had ended (exit code {previous}); it was started again and "
-                        f"'{command}' was not run.\n")
-                self.events.emit(PdbOutput(text=note), actor)
-                result = debugger.restart(actor, reason="the next command after the program ended")
-                result.output = note + result.output
-                return self._track(result)
+            if ended and not debugger.answers:
+                debugger.open_shell(actor)  # no process left to ask (killed, never run): one that runs nothing
             return self._track(debugger.send(command, actor))
         except SandboxGone as e:
             return self._gone(e, actor)

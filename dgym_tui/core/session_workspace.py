@@ -135,10 +135,12 @@ class WorkspaceDoor:
 
 
     def _code_changed(self, actor: str, reason: str) -> None:
-        """A running program runs the old code: start it again (breakpoints restored)."""
+        """A run in progress runs the old code: it ends here, and the next c, n or s runs the new
+        code to the breakpoints (moved with their code). Nothing is run again unasked: a suite
+        that takes minutes is not rerun after every edit."""
         self.compile_ahead.request(self.sandbox)  # the changed modules: the old bytecode no longer matches
         if self.debugger is not None and self.debugger.state != "idle":
-            self._track(self.debugger.restart(actor, reason=reason))
+            self.debugger.end_run(actor, f"{reason}: the run with the old code ended; c, n or s runs the new code")
 
 
     @property

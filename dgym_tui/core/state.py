@@ -7,11 +7,14 @@ of the aspects that changed (ASPECTS), so a view repaints only what it must.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from dgym_tui.core import events as ev
 from dgym_tui.core.breakpoints import Breakpoint
 from dgym_tui.core.pdb_commands import runs_program
+
+PDB_OFF = "pdb is off for this task: "  # how Session._pdb_off's notice begins
 
 ASPECTS = ("session", "sandbox", "program", "stop", "breakpoints", "busy", "files", "source",
            "tests", "progress", "checkpoints", "agent", "approval")
@@ -62,6 +65,7 @@ class DebugState:
     exit_code: int | None = None
     exit_message: str = ""
     error: str | None = None        # the last fatal error, until the program runs again
+    pdb_off: str = ""               # why no pdb runs in this session (Session._pdb_off's notice), else ""
     breakpoints: list[Breakpoint] = field(default_factory=list)
     watches: list[str] = field(default_factory=list)        # the watch expressions, from the last stop
     run_stops: list[ev.Stop] = field(default_factory=list)  # each place this run stopped at, in order
@@ -75,6 +79,10 @@ class DebugState:
     progress: str | None = None     # long work under way (sandbox start, tests)
     resumed: ev.Resumed | None = None
     agent: AgentView = field(default_factory=AgentView)
+    # The other agents' conversations, by actor: the seeker's ("agent:seeker"), whose calls wait
+    # for the person in the agent's own place (`agent.waiting`).
+    roles: dict[str, AgentView] = field(default_factory=dict)
+    answers: list[ev.SeekerAnswer] = field(default_factory=list)  # the seeker's, in order
     seq: int = 0                    # the last event applied
 
     # --- derived -------------------------------------------------------------------------------
@@ -96,6 +104,12 @@ class DebugState:
         return self.contents.get(sha) if sha else None
 
     @property
+    def pdb_off_label(self) -> str:
+        """"pdb off (Python 2.7)" for the status bar; "pdb off" when the reason names no version."""
+        old = re.search(r"Python (?:\S+ )?is (\d+\.\d+)", self.pdb_off)
+        return f"pdb off (Python {old.group(1)})" if old else "pdb off"
+
+    @property
     def acting(self) -> str | None:
         return self.busy.actor if self.busy else None
 
@@ -113,11 +127,17 @@ class DebugState:
 
     def _resumed(self, d: ev.Resumed, actor: str) -> set[str]:
         self.resumed = d
-        self.program, self.stop, self.busy, self.progress = "starting", None, None, None
+        self.program, self.stop, self.busy, self.progress, self.pdb_off = "starting", None, None, None, ""
         self.agent.waiting = None
         if self.agent.state not in ("off",):
             self.agent.state = "stopped"
         return {"program", "stop", "busy", "agent", "approval", "progress"}
+
+    def _notice(self, d: ev.Notice, actor: str) -> set[str]:
+        if d.message.startswith(PDB_OFF):  # the session will run no pdb: not "starting" forever
+            self.pdb_off = d.message[len(PDB_OFF):]
+            return {"program"}
+        return set()
 
     def _progress(self, d: ev.Progress, actor: str) -> set[str]:
         self.progress = d.message
@@ -193,11 +213,23 @@ class DebugState:
 
     # --- the agent ----------------------------------------------------------------------------
 
+    def _view(self, actor: str) -> AgentView:
+        """The conversation an agent event belongs to: the seeker's, or the agent's (an outside
+        agent over MCP included: the agent pane follows it when there is no agent of our own)."""
+        return self.roles.setdefault(actor, AgentView()) if actor == ev.SEEKER else self.agent
+
+    def _seeker_answer(self, d: ev.SeekerAnswer, actor: str) -> set[str]:
+        self.answers.append(d)
+        return {"agent"}
+
     def _agent_started(self, d: ev.AgentStarted, actor: str) -> set[str]:
-        before = self.agent
-        self.agent = AgentView(model=d.model, mode=d.mode, state="running", max_steps=d.max_steps,
-                               max_cost=d.max_cost, scripted=d.scripted, tool_format=d.tool_format,
-                               tools=list(d.tools), schedule=dict(d.schedule))
+        view = AgentView(model=d.model, mode=d.mode, state="running", max_steps=d.max_steps,
+                         max_cost=d.max_cost, scripted=d.scripted, tool_format=d.tool_format,
+                         tools=list(d.tools), schedule=dict(d.schedule))
+        if actor == ev.SEEKER:  # each of its turns is a fresh conversation of its own
+            self.roles[actor] = view
+            return {"agent"}
+        before, self.agent = self.agent, view
         if d.resumed:  # the same conversation goes on (resume, take-over)
             self.agent.conversation = before.conversation[:d.resumed]
             self.agent.origins = before.origins[:d.resumed]
@@ -205,38 +237,40 @@ class DebugState:
         return {"agent"}
 
     def _tools_unlocked(self, d: ev.ToolsUnlocked, actor: str) -> set[str]:
-        self.agent.tools = sorted({*self.agent.tools, *d.tools})
-        self.agent.schedule = {k: v for k, v in self.agent.schedule.items() if k not in d.tools}
+        self._view(actor).tools = sorted({*self.agent.tools, *d.tools})
+        view = self._view(actor)
+        view.schedule = {k: v for k, v in view.schedule.items() if k not in d.tools}
         return {"agent"}
 
     def _tool_format(self, d: ev.ToolFormat, actor: str) -> set[str]:
-        self.agent.tool_format = d.format
+        self._view(actor).tool_format = d.format
         return {"agent"}
 
     def _agent_message(self, d: ev.AgentMessage, actor: str) -> set[str]:
-        agent = self.agent
+        agent = self._view(actor)
         del agent.conversation[d.index:], agent.origins[d.index:]  # the index says where it goes
         agent.conversation.append(d.message)
         agent.origins.append(d.origin)
         return set()
 
     def _model_request(self, d: ev.ModelRequest, actor: str) -> set[str]:
-        self.agent.step, self.agent.streaming, self.agent.retry = d.step, "", ""
+        view = self._view(actor)
+        view.step, view.streaming, view.retry = d.step, "", ""
         return {"agent"}
 
     def _model_delta(self, d: ev.ModelDelta, actor: str) -> set[str]:
-        self.agent.streaming += d.text
+        self._view(actor).streaming += d.text
         return {"agent"}
 
     def _model_reply(self, d: ev.ModelReplied, actor: str) -> set[str]:
-        agent = self.agent
+        agent = self._view(actor)
         agent.streaming, agent.retry = d.text, ""
         agent.tokens += d.prompt_tokens + d.completion_tokens
         agent.cost = None if agent.cost is None or d.cost is None else agent.cost + d.cost
         return {"agent"}
 
     def _model_retry(self, d: ev.ModelRetry, actor: str) -> set[str]:
-        self.agent.retry = f"retrying in {d.wait_s:.0f} s ({d.reason})"
+        self._view(actor).retry = f"retrying in {d.wait_s:.0f} s ({d.reason})"
         return {"agent"}
 
     def _approval_requested(self, d: ev.ApprovalRequested, actor: str) -> set[str]:
@@ -250,7 +284,7 @@ class DebugState:
         return set()
 
     def _agent_status(self, d: ev.AgentStatus, actor: str) -> set[str]:
-        agent = self.agent
+        agent = self._view(actor)
         agent.state, agent.mode, agent.step, agent.reason = d.state, d.mode, d.step, d.reason
         agent.tokens, agent.cost = d.tokens, d.cost
         agent.max_steps, agent.max_cost = d.max_steps, d.max_cost

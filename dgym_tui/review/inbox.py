@@ -59,6 +59,11 @@ class Trial:
         return str(self.result.summary or "")
 
     @property
+    def tests(self) -> str:
+        """What the agent saw of the hidden tests (--tests): hidden | eval | visible."""
+        return str(self.result.tests or "hidden")
+
+    @property
     def verdict_text(self) -> str:
         """What the verdict column says."""
         if self.pending:

@@ -39,14 +39,15 @@ def task_of(run: RunDir, trial: Trial):
 
 
 @contextmanager
-def repo_at_base(task):
-    """A temporary copy of the task's repo at its base, hidden files left out: what the batch's
-    sandboxes start from (the batch's own prepare_repo makes it)."""
+def repo_at_base(task, tests: str = "hidden"):
+    """A temporary copy of the task's repo at its base, hidden files left out (tests "visible":
+    put in, as the trial's agent had them): what the batch's sandboxes start from (the batch's own
+    prepare_repo makes it)."""
     from dgym_tui.batch.trial import TrialError, prepare_repo
 
     with tempfile.TemporaryDirectory(prefix="dgym-review-base-") as tmp:
         try:
-            yield prepare_repo(task, Path(tmp))
+            yield prepare_repo(task, Path(tmp), tests=tests)
         except TrialError as e:
             raise ReworkError(str(e)) from None
 
@@ -111,7 +112,7 @@ def make_revision(run: RunDir, trial: Trial, origin: str, patch: str | None = No
         patch = normalise_patch(task, patch or "")
     elif origin == "take-over":
         session_bytes = Path(session_file).read_bytes()
-        patch = patch_of_session(session_file)
+        patch = patch_of_session(session_file, task, tests_of(run, trial))
     elif origin == "send-back":
         session_bytes, patch = (agent_runner or send_back)(run, trial, note, model=model, api_base=api_base)
     else:
@@ -156,14 +157,26 @@ def score_left(run: RunDir, trial: Trial, scorer: Scorer | None = None) -> str |
             f"scored {result.status}: {result.reason or ''}")
 
 
-def patch_of_session(path: str | Path) -> str:
-    """The final change of a session (a take-over) against the repo it ran on."""
+def tests_of(run: RunDir, trial: Trial) -> str:
+    """What the trial's agent saw of the task's tests (batch's --tests)."""
+    return str(trial.result.tests or run.batch.get("tests") or "hidden")
+
+
+def patch_of_session(path: str | Path, task=None, tests: str = "hidden") -> str:
+    """The final change of a session (a take-over) against the repo it ran on; for a task in an
+    image (a SWE-bench instance), against the image's files (visible tests left out)."""
     from dgym_tui.core.session_file import SessionFileError, read_session
+    from dgym_tui.sandbox.errors import SandboxError
     from dgym_tui.sessions.patch import PatchError, final_patch
 
     try:
-        return final_patch(read_session(str(path))).diff
-    except (SessionFileError, PatchError) as e:
+        recording = read_session(str(path))
+        if task is not None and task.environment is not None:
+            from dgym_tui.batch.instance import patch_of
+
+            return patch_of(recording, task, tests)
+        return final_patch(recording).diff
+    except (SessionFileError, PatchError, SandboxError) as e:
         raise ReworkError(f"the take-over's change cannot be read: {e}") from None
 
 
@@ -172,17 +185,26 @@ def patch_of_session(path: str | Path) -> str:
 def prepare_replay(run: RunDir, trial: Trial) -> tuple[Path, Path]:
     """A copy of the trial's session whose repo is the task's repo at its base (a copy kept in
     RUN_DIR/revisions/<trial>/takeover/<n>/: a take-over starts from it), and the folder a
-    take-over's session is to be written in (DGYM_TUI_DATA_DIR). Returns (session copy, folder)."""
+    take-over's session is to be written in (DGYM_TUI_DATA_DIR). Returns (session copy, folder).
+    A task in an image (a SWE-bench instance): the repo is an empty folder and the copy's header
+    names the task, so a take-over starts in the task's image as the trial did."""
     task = task_of(run, trial)
     folder = run.path / revisions.FOLDER / trial.id / "takeover"
     number = 1 + max((int(p.name) for p in folder.glob("*") if p.name.isdigit()), default=0)
     work = folder / str(number)
     work.mkdir(parents=True)
-    with repo_at_base(task) as base:
-        repo = work / "repo"
-        shutil.copytree(base, repo, symlinks=True)
+    repo = work / "repo"
+    in_image = None
+    if task.environment is not None:
+        from dgym_tui.batch.instance import header
+
+        repo.mkdir()
+        in_image = header(task, tests_of(run, trial))
+    else:
+        with repo_at_base(task) as base:
+            shutil.copytree(base, repo, symlinks=True)
     copy = work / "replayed.jsonl"
-    rewrite_repo(run.session_path(trial), copy, repo)
+    rewrite_repo(run.session_path(trial), copy, repo, in_image)
     return copy, work / "sessions"
 
 
@@ -202,14 +224,16 @@ def replay(run: RunDir, trial: Trial, command: list[str] | None = None) -> Path 
     return taken_over(data_dir)
 
 
-def rewrite_repo(source: Path, target: Path, repo: Path) -> None:
-    """A copy of a session file whose header names `repo` (with its files' hashes)."""
+def rewrite_repo(source: Path, target: Path, repo: Path, in_image: dict | None = None) -> None:
+    """A copy of a session file whose header names `repo` (with its files' hashes); in_image
+    (batch/instance.header's keys): the task in its image, whose repo on the host is empty."""
     from dgym_tui.core.session_file import repo_hashes
 
     with open(source, encoding="utf-8") as fh:
         header = json.loads(fh.readline())
         rest = fh.read()
-    header.update(repo=str(repo.resolve()), repo_hashes=repo_hashes(str(repo)))
+    header.update(repo=str(repo.resolve()), repo_hashes={} if in_image else repo_hashes(str(repo)),
+                  **(in_image or {}))
     header.pop("repo_hashes_error", None)
     target.write_text(json.dumps(header) + "\n" + rest, encoding="utf-8")
 
@@ -238,11 +262,17 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
     settings.max_cost = batch.get("max_cost")
     if not settings.model:
         raise ReworkError("the batch's model is unknown (batch.json): cannot send back")
-    with tempfile.TemporaryDirectory(prefix="dgym-review-sendback-") as tmp, repo_at_base(task) as base:
+    tests = tests_of(run, trial)
+    with tempfile.TemporaryDirectory(prefix="dgym-review-sendback-") as tmp, repo_at_base(task, tests) as base:
         repo = Path(tmp) / base.name
         shutil.copytree(base, repo, symlinks=True)
         copy = Path(tmp) / "trial.jsonl"
-        rewrite_repo(run.session_path(trial), copy, repo)
+        in_image = None
+        if task.environment is not None:
+            from dgym_tui.batch.instance import header
+
+            in_image = header(task, tests)
+        rewrite_repo(run.session_path(trial), copy, repo, in_image)
         try:
             recording = read_session(str(copy))
         except SessionFileError as e:
@@ -250,13 +280,20 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
         # the arm's tools, every one of them: a tool its schedule held back is the agent's now
         arm = next((a for a in batch.get("arms") or [] if a.get("name") == trial.arm), None)
         tools = arm_tools(list((arm or {}).get("tools") or []))
+        from dgym_tui.batch.test_modes import hidden_tests, visible_entrypoint, without_tests
+
+        if tests == "eval" and "eval" in tools:
+            from dgym_tui.tools.eval import EvalTool
+
+            tools["eval"] = EvalTool.with_hidden_tests(hidden_tests(task))
         environment = None
+        entrypoint = visible_entrypoint(task) if tests == "visible" else task.entrypoint
         if task.environment is not None:  # a SWE-bench instance: in its own image again
             from dgym_tui.batch.swebench import session_environment
 
-            environment = session_environment(task)
+            environment, entrypoint = session_environment(task, tests), task.entrypoint
         session = Session.resume(recording, sandbox=str(trial.result.sandbox or batch.get("sandbox") or "auto"),
-                                 image=batch.get("image"), entrypoint=task.entrypoint, tools=tools,
+                                 image=batch.get("image"), entrypoint=entrypoint, tools=tools,
                                  debugger="pdb" in tools, environment=environment)
         out = Path(tmp) / "sent-back.jsonl"
         writer = SessionWriter.open(out, session, mode="auto", model=settings.model, sent_back_from=trial.id,
@@ -272,6 +309,8 @@ def send_back(run: RunDir, trial: Trial, note: str, model: str | None = None, ap
             agent.hint(note)
             agent.run()
             patch = session.diff()
+            if tests == "visible":  # the tests are the harness's to add, as in the batch
+                patch, _cut = without_tests(task, patch)
         finally:
             session.close()
             writer.close()

@@ -33,6 +33,7 @@ from dgym_tui.batch.result import TrialResult
 from dgym_tui.review import reviews, revisions
 
 FORMATS = ("sft", "sharegpt", "atif", "dpo")
+ROLES = ("fixer", "seeker")  # --role: whose trajectories (default: the agent's, the fixer's where there are two)
 ONLY = ("all", "resolved", "approved", "unresolved")
 NOT_RESOLVED = ("unresolved", "limit")  # scored, and the patch does not resolve the task
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)S?$|^AWS_|_AUTH$", re.IGNORECASE)
@@ -92,11 +93,16 @@ class Example:
 
 
 def examples(run_dir: str | Path, only: str = "all", arms: list[str] | tuple = (),
-             all_revisions: bool = False) -> Iterator[Example]:
+             all_revisions: bool = False, role: str | None = None) -> Iterator[Example]:
     """The run's examples in results.jsonl's order, filtered: `only` one of ONLY, `arms` (none:
-    every arm). A trial whose session cannot be read still gives its labels, with no messages."""
+    every arm). A trial whose session cannot be read still gives its labels, with no messages.
+    role "seeker": one example per question a seeker answered (trials without one give none),
+    labelled by whether the fix it fed resolved the task; "fixer": the agent's, the findings in
+    its context (as without a role)."""
     if only not in ONLY:
         raise ValueError(f"unknown filter {only!r}: one of {', '.join(ONLY)}")
+    if role is not None and role not in ROLES:
+        raise ValueError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
     root = Path(run_dir)
     batch = _json(root / "batch.json")
     if batch is None and not (root / "results.jsonl").is_file():
@@ -113,6 +119,12 @@ def examples(run_dir: str | Path, only: str = "all", arms: list[str] | tuple = (
             labels = _labels(res, revision, origin, verdict, arm_tools.get(result.arm) or {}, batch or {})
             labels["latest"] = not all_revisions or revision == _latest_number(root, result.trial)
             if not _kept(labels, only):
+                continue
+            labels["role"] = role or ("fixer" if res.roles else "agent")
+            if role == "seeker":
+                for example in _seeker_examples(result, revision, origin, labels, session):
+                    example.session_file = os.path.relpath(session, root)
+                    yield example
                 continue
             example = _example(result, revision, origin, labels, session, patch)
             example.session_file = os.path.relpath(session, root)
@@ -164,6 +176,7 @@ def _labels(r: TrialResult, revision: int, origin: str, verdict, arm: dict, batc
         "reviewed": verdict.when if verdict else None,
         "model": _model_name(r.model or batch.get("model")), "steps": r.steps, "tokens": r.tokens, "cost": r.cost,
         "seconds": r.seconds, "patch_sha256": r.patch_sha256,
+        "tests": r.tests or batch.get("tests") or "hidden",  # what the agent saw of the hidden tests (--tests)
     }
 
 
@@ -205,6 +218,41 @@ def _example(result: TrialResult, revision: int, origin: str, labels: dict, sess
     example.tools = chat["tools"]
     example.story = story
     return example
+
+
+def _seeker_examples(result: TrialResult, revision: int, origin: str, labels: dict, session: Path) -> list[Example]:
+    """One example per seeker turn: its conversation, the question, how its answer stood, and
+    whether the fix it fed resolved the task (the info-seeking data debug-gym's authors call for)."""
+    from dgym_tui.core.events import SEEKER
+    from dgym_tui.core.session_file import SessionFileError
+    from dgym_tui.sessions.chat import conversation
+    from dgym_tui.sessions.export import load
+    from dgym_tui.sessions.story import tell, turns
+
+    try:
+        recording = load(session)
+    except (OSError, SessionFileError):
+        return []
+    answers = [e.data for e in recording.events if e.kind == "seeker_answer"]
+    found = []
+    for k in range(turns(recording, SEEKER)):
+        story = tell(recording, SEEKER, k)
+        chat = conversation(story)
+        answer = answers[k] if k < len(answers) else None
+        own = dict(labels, turn=k, fed_resolved=labels["status"] == "resolved",
+                   question=answer.question if answer else None, answer=answer.answer if answer else None,
+                   grounding=answer.grounding if answer else "unanswered",
+                   unseen=list(answer.unseen) if answer else [], places=list(answer.places) if answer else [],
+                   model=_model_name(answer.model) if answer else None,
+                   steps=answer.steps if answer else 0, tokens=answer.tokens if answer else 0,
+                   cost=answer.cost if answer else None)
+        example = Example(trial=result.trial, task=result.task, arm=result.arm, revision=revision, origin=origin,
+                          labels=own)
+        example.paths = _paths(recording)
+        example.messages = [_relative(m, example.paths) for m in chat["messages"]]
+        example.tools, example.story = chat["tools"], story
+        found.append(example)
+    return found
 
 
 # --- what must not leave the machine ------------------------------------------------------
@@ -320,12 +368,12 @@ def _arguments(arguments):
 
 
 def write(run_dir: str | Path, fmt: str, out, only: str = "all", arms: list[str] | tuple = (),
-          all_revisions: bool = False) -> int:
+          all_revisions: bool = False, role: str | None = None) -> int:
     """The export as JSON lines on the text stream `out`; returns how many records."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     hidden = secrets()
-    found = examples(run_dir, only=only, arms=arms, all_revisions=all_revisions)
+    found = examples(run_dir, only=only, arms=arms, all_revisions=all_revisions, role=role)
     if fmt == "dpo":
         records = preference_pairs(list(found))
     else:

@@ -210,12 +210,37 @@ def describe_outcome(state: str | None, tests: ev.Tests | None, stale: bool, int
     return ", ".join(words) or "-"
 
 
-def tell(recording) -> Story:
-    """The story of a SessionFile (dgym_tui.core.session_file.read_session)."""
+def tell(recording, actor: str = ev.AGENT, turn: int | None = None) -> Story:
+    """The story of a SessionFile (dgym_tui.core.session_file.read_session), as one agent lived
+    it: the agent's (default), or the seeker's (actor "agent:seeker"), whose every question is a
+    conversation of its own: `turn` picks one (0-based; None: the last). The other role's turns
+    are left out; what the person and the program did is in both."""
     story = Story(header=recording.header, path=getattr(recording, "path", ""),
                   warnings=list(recording.warnings))
-    _Reader(story).read(recording.events)
+    _Reader(story).read(_as_lived_by(recording.events, actor, turn))
     return story
+
+
+def turns(recording, actor: str = ev.SEEKER) -> int:
+    """How many conversations `actor` began in the session (the seeker: one per question)."""
+    return sum(1 for e in recording.events if e.kind == "agent_started" and e.actor == actor)
+
+
+def _as_lived_by(events, actor: str, turn: int | None):
+    other = ev.SEEKER if actor == ev.AGENT else ev.AGENT
+    starts = -1
+    chosen = turn if turn is not None else None
+    if actor != ev.AGENT and chosen is None:
+        chosen = max(0, sum(1 for e in events if e.kind == "agent_started" and e.actor == actor) - 1)
+    for event in events:
+        if event.actor == other:
+            continue
+        if event.actor == actor and actor != ev.AGENT:
+            if event.kind == "agent_started":
+                starts += 1
+            if starts != chosen:
+                continue
+        yield event
 
 
 class _Reader:

@@ -80,6 +80,9 @@ class AgentControl:
         waiting = self.app.main.state.agent.waiting
         if (self.agent is None and self.outside is None) or waiting is None or waiting.call_id != call_id:
             return
+        if waiting.tool == "answer" and verdict != "reject":  # the agent's question, for the person as its seeker
+            self._answer_question(call_id, waiting)
+            return
         if verdict in ("approve", "try"):
             self.answer_call(call_id, Answer(verdict))
         elif verdict == "reject":
@@ -100,6 +103,23 @@ class AgentControl:
                 hint="* matches anything; Enter allows, Escape goes back"), always)
         elif verdict == "edit":
             self._edit(call_id, waiting)
+
+    def _answer_question(self, call_id: str, waiting) -> None:
+        from dgym_tui.agent.approval import Answer
+        from dgym_tui.ui.screens.modals import PromptScreen
+
+        question = one_line(str(waiting.args.get("question", "")))
+        self.app.push_screen(PromptScreen(
+            f"The agent asks: {question}", placeholder="e.g. at calc.py:2, a = 2 and b = 3: it returns a - b",
+            hint="Your answer, as its seeker: say where you looked (file:line) and the values you saw, "
+                 "as `name = value` (checked against what the session printed). Enter sends, Escape goes back"),
+            lambda text: text is not None and self.answer_call(call_id, Answer("edit", args={**waiting.args, "text": text})))
+
+    def take_over_seeker(self) -> None:
+        """Stop the seeker's turn where it is; the agent's question waits for the person's answer."""
+        seeker = getattr(self.agent, "seeker", None)
+        if seeker is None or not seeker.take_over():
+            self.app.notify("the seeker is not at work on a question", severity="warning")
 
     def _edit(self, call_id: str, waiting) -> None:
         from dgym_tui.agent.approval import Answer
@@ -250,6 +270,10 @@ class AgentControl:
                 ("Agent: raise the limits…", "more steps or cost", lambda: self.control("limits")),
                 ("Agent: stop", "x in the agent pane", lambda: self.control("stop")),
             ]
+            seeker = getattr(self.agent, "seeker", None)
+            if seeker is not None and seeker.at_work:
+                commands.append(("Seeker: answer its question yourself", "stop the seeker's turn here; the "
+                                 "agent's question waits for your answer", self.take_over_seeker))
         commands.append(("Let an outside agent in…", "serve this session over MCP for Claude Code, Codex or any "
                          "client (127.0.0.1, with a token); you approve its calls here", self.let_outside_agents_in))
         return commands

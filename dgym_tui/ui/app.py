@@ -139,7 +139,7 @@ class DgymApp(EscapeThenKey):  # an App in which Escape then a key, typed quickl
     def become_live(self, session, writer, agent_settings=None) -> None:
         """From a replay to a live session taken over at its moment: the screen starts over with
         the recorded past, then the new sandbox, program and (maybe) agent."""
-        self.main.query_one("#timeline").remove()
+        self.main.query("#timeline").remove()  # none yet when taken over before the replay has mounted
         self.replay = None
         self.session = self.main.session = session
         self.writer = writer

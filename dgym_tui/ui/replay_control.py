@@ -13,6 +13,7 @@ from textual.binding import Binding
 
 from dgym_tui.core.replayer import Replayer
 from dgym_tui.core.runner import CallCancelled
+from dgym_tui.core.safe_text import one_line
 from dgym_tui.ui.widgets.timeline import Timeline
 
 REBUILD_TAIL = 300  # events of the recent past re-drawn in the logs when going back
@@ -231,10 +232,15 @@ class ReplayControl:
             return
         event = self.replayer.current()
         upto = event.seq if event is not None else 0
+        from dgym_tui.batch.instance import HEADER_KEYS, resume_options
+
+        header = self.recording.header
+        in_image = resume_options(header)  # an instance's session: in its image again ({}: a repo's)
         try:
-            changed = changed_since(self.recording.header)
+            changed = [] if in_image else changed_since(header)  # an image's files do not change
         except SessionFileError as e:
-            self.app.notify(f"cannot take over: {e}", severity="error", title="Replay", timeout=10)
+            self.app.notify(one_line(f"cannot take over: {e}"), severity="error", title="Replay", timeout=10,
+                            markup=False)
             return
         settings = self.agent_settings
         recorded = self.recording.header.get("model") or ""
@@ -252,10 +258,15 @@ class ReplayControl:
         def go(ok: bool | None = True) -> None:
             if not ok:
                 return
-            session = Session.resume(self.recording, upto=upto, take_over=True, changed=changed)
-            header = self.recording.header
+            try:
+                session = Session.resume(self.recording, upto=upto, take_over=True, changed=changed, **in_image)
+            except Exception as e:  # one line, and the replay stays
+                self.app.notify(one_line(f"cannot take over: {type(e).__name__}: {e}"), severity="error",
+                                title="Replay", timeout=10, markup=False)
+                return
+            carried = {k: header[k] for k in HEADER_KEYS if in_image and k in header}
             writer = SessionWriter.open(None, session, mode=header.get("mode"), model=header.get("model"),
-                                        taken_over_from=self.recording.path, upto=upto)
+                                        taken_over_from=self.recording.path, upto=upto, **carried)
             self.app.become_live(session, writer, settings if with_agent else None)
 
         if changed:

@@ -7,6 +7,7 @@ The debugger, started as `python3 dgym_pdb.py ...` (which loads this folder as t
     protocol.py       what the host and the debugger say to each other (documented there):
                       the ready line, the handshake, the marker before every prompt, the exit
     launch.py         starting the program (script, module, pytest) and ending the process
+    ended.py          after the program's end: breakpoints kept, `p` answered "no frame", no rerun
     debugger.py       the pdb.Pdb subclass and its commands (log, hit, watch, dbreak, ...)
     breakpoints.py    the host's breakpoints restored, logpoints, hit counts, watches, run-to
     databreak.py      data breakpoints (sys.monitoring on 3.12+, settrace before)

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 
-from . import breakpoints, compat, databreak, protocol, pytest_plugin, reprs, state
+from . import breakpoints, compat, databreak, ended, protocol, pytest_plugin, reprs, state
 from .databreak import DBREAKS  # one list, changed in place: read at every trace event
 from .origins import collection_cause, in_root, is_hidden, is_own, rel, take_notices, SKIP_MODULES
 from .terminal import NoReadline, flush_program_output
@@ -66,6 +66,8 @@ class DgymPdb(pdb.Pdb):
         if lineno > count:
             self.error(f"line {lineno} is past the end of {rel(filename)} ({count} lines)")
             return 0
+        if getattr(self, "curframe", None) is None:  # the program has ended (ended.py)
+            return ended.check_line(self, filename, lineno)
         return super().checkline(filename, lineno, *args)
 
     # -- why we stopped ------------------------------------------------------------------------
@@ -115,6 +117,9 @@ class DgymPdb(pdb.Pdb):
     def interaction(self, frame, tb_or_exc):
         if not state.is_main():
             return  # a forked child never prompts (post-mortem, set_trace, a stray trace event)
+        if frame is None and pytest_plugin.PASS_OVER:
+            pytest_plugin.PASS_OVER = False
+            return  # a test that could not start (a missing fixture): said in a notice, no stop
         self._dgym_post_mortem = frame is None and tb_or_exc is not None
         if self._dgym_started:  # a run to a recorded stop ends at its first stop after the start
             breakpoints.end_run_to(state.ACTIVE or self)

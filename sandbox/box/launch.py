@@ -9,7 +9,7 @@ import sys
 import threading
 import traceback
 
-from . import breakpoints, compat, databreak, protocol, pytest_plugin, runners, state
+from . import breakpoints, compat, databreak, ended, protocol, pytest_plugin, runners, state
 from .debugger import DgymPdb, pdb, stop_here_from_program
 from .origins import is_hidden
 from .terminal import flush_program_output, setup_terminal, take_stdin
@@ -45,8 +45,10 @@ def _ignore_signal(signum, frame):
 
 def _cannot_run(what, why):
     print(f"dgym: cannot run {what}: {why}", flush=True)
-    protocol.emit_exit(2)
-    sys.exit(2)
+    if state.ACTIVE is None:
+        protocol.emit_exit(2)
+        sys.exit(2)
+    _end(state.ACTIVE, 2)
 
 
 def _exit_status(exc):
@@ -119,9 +121,7 @@ def _run_program(dbg, code, namespace):
     try:
         dbg.run(code, __main__.__dict__)
     except SystemExit as e:
-        status = _exit_status(e)
-        protocol.emit_exit(status)
-        sys.exit(status)
+        _end(dbg, _exit_status(e))
     except BaseException as e:
         sys.settrace(None)
         tb = e.__traceback__
@@ -135,13 +135,24 @@ def _run_program(dbg, code, namespace):
         dbg.reset()
         dbg._dgym_exc = e
         dbg.interaction(None, e if sys.version_info >= (3, 13) else tb)
-        protocol.emit_exit(None if state.RESTART else 1)
-        sys.exit(1)
-    if state.QUIT:
-        protocol.emit_exit(None)
-        sys.exit(0)
-    protocol.emit_exit(0)
-    sys.exit(0)
+        _end(dbg, None if state.RESTART else 1, status=1)
+    _end(dbg, None if state.QUIT else 0)
+
+
+def _end(dbg, code, status=None):
+    """The program is over: the process exits when the host is to start a fresh one (restart) or
+    in a forked child; otherwise it stays, answering the commands that run no code (ended.py)."""
+    status = (code or 0) if status is None else status
+    if state.RESTART or not state.is_main():
+        protocol.emit_exit(code)
+        sys.exit(status)
+    sys.settrace(None)
+    try:
+        import atexit
+        atexit._run_exitfuncs()  # the program's own end (its atexit handlers) belongs to its run
+    except Exception:
+        pass
+    ended.serve(dbg, code, status)
 
 
 def _run_pytest(dbg, args):
@@ -171,8 +182,7 @@ def _run_pytest(dbg, args):
         sys.settrace(None)
         dbg.quitting = True
     status = int(status)
-    protocol.emit_exit(None if state.QUIT else status)
-    sys.exit(status)
+    _end(dbg, None if state.QUIT else status, status=status)
 
 
 USAGE = "usage: dgym_pdb.py script.py [args...] | -m module [args...] | --pytest [args...]"
@@ -203,6 +213,9 @@ def main():
         print("dgym: " + USAGE, flush=True)
         protocol.emit_exit(2)
         sys.exit(2)
+    if args[0] == "--ended":  # no program: only the shell after one (the host lost the last process)
+        code = args[1] if len(args) > 1 else ""
+        ended.serve(dbg, int(code) if code.lstrip("-").isdigit() else None)
     if args[0] == "--pytest":
         _run_pytest(dbg, args[1:])
     runners.install()  # a unittest or sympy runner's failing test stops here too

@@ -18,8 +18,12 @@ a list of breakpoints, or {"breakpoints": [...], "watches": [expression, ...], "
 file:line, every breakpoint paused until it stops there or anywhere else (a recorded stop, again). The nonce lives only in `state.NONCE`: never in argv or os.environ.
 
 Before every `(Pdb) ` prompt one line is printed: ESC _ "dgym:<nonce>:<json>" ESC \\ (an APC
-string, ignored by terminals). When the program ends, a last {"event": "exit"} marker is printed
-and the process exits; nothing is ever restarted here (the host spawns a new process instead).
+string, ignored by terminals). When the program ends, an {"event": "exit"} marker is printed;
+nothing is ever restarted here (the host spawns a new process instead). The process exits after
+it only when it is to be restarted (or is a forked child); otherwise the marker says "stays", a
+prompt follows it, and the process answers the commands that run no code (ended.py): each answer
+ends with an {"event": "ended"} marker and a prompt. A command that runs the program ends it with
+an exit marker saying "restart"; pdb's `EOF`, or the terminal closing, ends it quietly.
 
 The JSON of a marker (version "v": 1):
 
@@ -62,6 +66,11 @@ A post-mortem opens at the deepest frame of the repo's own code (not unittest's 
                   fresh process (breakpoints restored); "restart_args" is the argument list
                   typed after it (`restart -k slow`), when any, to replace the program's
     failed_tests  pytest mode, or a runner's tests failed: every test id that failed in this run
+    stays         true: the process stays after the program's end, a prompt follows (ended.py),
+                  and the marker carries "breakpoints", "watches", "errors" and "notices" as below
+  ended   {"event": "ended", "code", "pid", "stays", "breakpoints", "watches", "errors", "notices"}: after a
+          command answered once the program had ended (`b`, `p`...): code is the program's exit
+          status, breakpoints as in a prompt marker, watches the expressions (strings) kept
 """
 
 import json

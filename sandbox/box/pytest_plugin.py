@@ -26,11 +26,36 @@ LAST_FAILURE = None     # (node id, phase) of the last failure, for the tracebac
 INTERACT_EXC = None     # the exception pytest's --pdb is about to post-mortem (before 3.13 it passes its traceback)
 
 
+NOT_STARTED = set()     # tests that could not start: a fixture no plugin provides (FixtureLookupError)
+MISSING_FIXTURES = set()  # the fixtures said so far (one notice each)
+PASS_OVER = False       # the post-mortem about to open is such a test's: no stop (see DgymPdb.interaction)
+
+
 def _note_failure(nodeid, when):
     global LAST_FAILURE
+    if nodeid in NOT_STARTED:
+        return
     LAST_FAILURE = (nodeid, when)
     if nodeid not in state.FAILED:
         state.FAILED.append(nodeid)
+
+
+def _could_not_start(nodeid, exc):
+    """A test whose fixture nothing provides (the environment lacks the plugin: pytest-mock's
+    `mocker`, pytest-httpbin's `httpbin`): its code never ran, so there is nothing to debug in it,
+    and a run narrowed to it could never reach a breakpoint. Said once per fixture; no stop; not
+    counted among the failed tests that `c` runs again."""
+    global PASS_OVER
+    NOT_STARTED.add(nodeid)
+    if nodeid in state.FAILED:  # pytest reported it (logreport) before its --pdb hook came here
+        state.FAILED.remove(nodeid)
+    PASS_OVER = True
+    name = getattr(exc, "argname", None) or "?"
+    if name not in MISSING_FIXTURES:
+        MISSING_FIXTURES.add(name)
+        state.PENDING_NOTICES.append(
+            f"{nodeid} could not start: fixture {name!r} not found (the environment lacks the pytest plugin "
+            "that provides it?); the tests that need it are not stopped at, and the run goes on")
 
 
 def make_plugin(pytest):
@@ -59,7 +84,9 @@ def make_plugin(pytest):
         def pytest_exception_interact(self, node, call, report):
             global INTERACT_EXC
             INTERACT_EXC = call.excinfo.value if call.excinfo is not None else None
-            if report.failed:
+            if report.when == "setup" and type(INTERACT_EXC).__name__ == "FixtureLookupError":
+                _could_not_start(node.nodeid, INTERACT_EXC)
+            elif report.failed:
                 _note_failure(node.nodeid, report.when)
                 if report.when == "collect":
                     state.PENDING_NOTICES.append(_collection_notice(node.nodeid, call.excinfo.value))

@@ -385,7 +385,9 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
             bar.set_state(f"error: {state.error}", "error")
         elif state.program == "exited":
             code = state.exit_code
-            bar.set_state(f"exited with code {code}" if code is not None else "exited (pdb ended)", "exited")
+            # the program ended, but breakpoints typed now are kept for the next run: say how to get there
+            ended = f"ended (exit code {code})" if code is not None else "ended (pdb quit)"
+            bar.set_state(f"{ended} · c runs it again to the breakpoints", "exited")
         elif state.program == "running":
             bar.set_state("running…", "running")
         elif stop is not None:
@@ -396,6 +398,8 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
                 # the shim opened at the deepest frame of the repo's code: say where it was raised
                 deeper = f" (raised {below} frame{'s' if below > 1 else ''} down in {stop.stack[-1].file.rsplit('/', 1)[-1]}: d)"
             bar.set_state(f"stopped at {stop.where} in {stop.function or '?'}{exc}{deeper}", "stopped")
+        elif state.pdb_off:  # no pdb will run (the project's Python is too old): not "starting…" forever
+            bar.set_state(state.pdb_off_label)
 
     def _follow_stop(self) -> None:
         """Show where a new stop is: its file in the source view, the current line marked. Once
@@ -457,8 +461,13 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
     # --- the logs: the console's lines for the events that print ----------------------------
 
     def _on_stop(self, d: ev.Stop, actor: str) -> None:
+        self._launch_agent()
+
+    def _launch_agent(self) -> None:
         if not self._agent_launched:
-            self._agent_launched = True  # the agent starts once the program is at its first stop
+            # the agent starts once the program is at its first stop, or has ended without one (a
+            # SWE-bench instance's tests at its base, the failing ones hidden: they all pass)
+            self._agent_launched = True
             # What start-up made (imports, the panes, the sandbox's client) lives as long as the
             # app: out of the collector's reach, a full collection no longer stalls a step for
             # ~100 ms scanning it.
@@ -479,6 +488,7 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
 
     def _on_program_exit(self, d: ev.ProgramExit, actor: str) -> None:
         self.console.show_note(d.message or f"the program exited with code {d.code}")
+        self._launch_agent()
 
     def _on_interrupted(self, d: ev.Interrupted, actor: str) -> None:
         self.console.show_note(d.message, "warning")

@@ -385,7 +385,7 @@ class ReviewApp(App):
         if hasattr(screen, "say"):
             screen.say(message)
         if severity != "information":
-            self.notify(one_line(message), severity=severity, title="Review", timeout=10)
+            self.notify(one_line(message), severity=severity, title="Review", timeout=10, markup=False)
 
     def show_help(self) -> None:
         from textual.containers import Vertical, VerticalScroll
@@ -473,14 +473,19 @@ class ReviewApp(App):
             return
         from textual.app import SuspendNotSupported
 
+        from dgym_tui.sandbox.errors import SandboxError
+
         try:
             try:
                 with self.suspend():  # the replay is the debugger app: it takes the terminal meanwhile
                     taken = rework.replay(self.rundir, t)
             except SuspendNotSupported:  # no terminal to hand over (a headless run): it runs as it is
                 taken = rework.replay(self.rundir, t)
-        except (rework.ReworkError, OSError) as e:
+        except (rework.ReworkError, OSError, SandboxError) as e:
             self.say(f"{t.id}: the replay did not open: {e}", "error")
+            return
+        except Exception as e:  # ours, unforeseen: said in one line, and the inbox stays up
+            self.say(f"{t.id}: the replay did not open: {type(e).__name__}: {e}", "error")
             return
         if taken is not None:
             self._rework("take-over", t, session_file=taken)

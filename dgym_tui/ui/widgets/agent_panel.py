@@ -102,8 +102,14 @@ class AgentPanel(Vertical, can_focus=True):
                 "p pause/resume · m mode · x stop · h hint · l limits" if agent.state != "off" else ""))
             return
         tried = " — tried: the change is in the sandbox" if waiting.tried else ""
-        call.update(Content(one_line(f"{waiting.tool} waits for you ({waiting.rule}){tried}")))
+        if waiting.tool == "answer":  # the person as the seeker: the agent's question waits for them
+            call.update(Content(one_line(f"the agent asks you (as its seeker): {waiting.args.get('question', '')} "
+                                         "— a or e: answer, r: decline")))
+        else:
+            call.update(Content(one_line(f"{waiting.tool} waits for you ({waiting.rule}){tried}")))
         shown = {k: v for k, v in waiting.args.items() if not (waiting.tool == "edit" and k == "new_code")}
+        if waiting.tool == "answer":  # the question is in the line above; the answer is still to come
+            shown = {}
         args.display = bool(shown) or waiting.outcome is not None
         text = _args_text(waiting.tool, shown) if shown else ""
         if waiting.outcome is not None:  # a try: what it did, the tests' verdict last

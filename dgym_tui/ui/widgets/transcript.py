@@ -16,7 +16,7 @@ from dgym_tui.core.describe import Describer, Words
 from dgym_tui.core.safe_text import visible
 from dgym_tui.ui.messages import actor_style
 
-BADGES = {"human": "human", "agent": "agent", "system": "sys  "}
+BADGES = {"human": "human", "agent": "agent", "system": "sys  ", ev.SEEKER: "seekr"}
 FOLD_LINES = 4      # outputs longer than this fold
 MAX_ENTRIES = 2000  # oldest entries drop off (the session file keeps everything)
 OUTPUTS = ("output", "observation", "error", "warning")  # words whose body is shown folded when long
@@ -33,6 +33,7 @@ class Transcript(VerticalScroll, can_focus=True):
     Transcript > .-tool, Transcript > .-decision { color: $secondary; }
     Transcript > .-output, Transcript Collapsible .-output { color: $text-muted; }
     Transcript Collapsible { border: none; padding: 0; margin: 0; background: transparent; }
+    Transcript > .-seeker { padding-left: 3; }  /* the seeker's turn, under the agent's question */
     Transcript Collapsible > Contents { padding: 0 0 0 2; }
     """
 
@@ -104,6 +105,8 @@ class Transcript(VerticalScroll, can_focus=True):
             self._streamed += d.text
             if self._streaming is None:
                 self._streaming = self._line(actor, "$t", "reply", t=self._streamed)
+                if actor == ev.SEEKER:
+                    self._streaming.add_class("-seeker")
                 return self._streaming
             self._streaming.update(self._content(actor, "$t", t=self._streamed))
             return None
@@ -114,6 +117,9 @@ class Transcript(VerticalScroll, can_focus=True):
                 streaming.update(self._words_content(actor, said[0]))
                 return None
         entries = [self._entry(actor, w) for w in said]
+        if actor == ev.SEEKER:
+            for entry in entries:
+                entry.add_class("-seeker")
         if len(entries) > 1:
             self.mount(*entries[:-1])
         return entries[-1] if entries else None

@@ -1,0 +1,212 @@
+"""A SWE-bench instance's /testbed, made on this machine before its image is built
+(batch/swebench_image.py):
+
+- the repository with its history up to the base commit, as SWE-bench's images have it (agents
+  read `git log` and `git blame`): the base and its ancestors, the tags made no later than the
+  base (SWE-bench's own rule), no remote, nothing later. A mirror that refuses the fetch (an
+  `upload-pack` that aborts) still gives the base's tree through `git archive`: one commit then;
+- the spec's `pre_install` edits (pins in setup.py, tox.ini's pytest flags) made before the wheels
+  are resolved, in a container of the base image with no network, so the wheels fit the edited
+  pins; a failed step is named by its own command;
+- the Debian packages `pre_install` installs with apt, fetched on this machine for the base
+  image's own package set, then installed in the image from those files: the build stays offline.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from dgym_tui.batch.swebench_wheels import BuildError
+
+DEBS = "/opt/dgym-debs"
+# What replaces an apt step in the image's setup script: the packages fetched for it, from files.
+APT_FROM_FILES = f"apt-get install -y --no-install-recommends {DEBS}/*.deb"
+GIT_ENV = {"GIT_AUTHOR_NAME": "dgym-tui", "GIT_AUTHOR_EMAIL": "build@dgym-tui.invalid",
+           "GIT_COMMITTER_NAME": "dgym-tui", "GIT_COMMITTER_EMAIL": "build@dgym-tui.invalid"}
+
+
+def _git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+    if check and done.returncode != 0:
+        raise BuildError(f"git {args[0] if args[0] not in ('-C', '--git-dir') else args[2]} failed: "
+                         f"{(done.stderr.strip().splitlines() or ['git failed'])[-1][:300]}")
+    return done
+
+
+def tags_up_to(git_dir: str, commit: str) -> list[str]:
+    """The tags whose commit is no later than `commit`'s (by committer time): those SWE-bench's
+    setup script keeps."""
+    header = _git("--git-dir", git_dir, "cat-file", "commit", commit).stdout  # read alone: no tree walked
+    limit = int(next(line for line in header.splitlines() if line.startswith("committer ")).split()[-2])
+    listed = _git("--git-dir", git_dir, "for-each-ref", "--format=%(refname) %(*committerdate:unix) "
+                  "%(committerdate:unix)", "refs/tags").stdout
+    kept = []
+    for line in listed.splitlines():
+        name, *times = line.split()
+        if times and int(times[0]) <= limit:
+            kept.append(name)
+    return kept
+
+
+def fetch(git_dir: str, commit: str, into: Path) -> str:
+    """/testbed at the base commit, on a branch of its own: "history" (the base's ancestors and
+    the tags up to it), else "archive" (the tree in one commit, when the mirror refuses a fetch;
+    "archive (the mirror lost PATH, …)" when even the base's tree misses files, left out)."""
+    into.mkdir(parents=True)
+    _git("init", "-q", cwd=into)
+    refs = [f"+{tag}:{tag}" for tag in tags_up_to(git_dir, commit)] if _has(git_dir, commit) else []
+    done = _git("-c", "uploadpack.allowAnySHA1InWant=true", "fetch", "-q", "--no-tags", git_dir, commit, *refs,
+                cwd=into, check=False)
+    if done.returncode == 0:
+        _git("checkout", "-q", "-b", "main", "FETCH_HEAD", cwd=into)
+        return "history"
+    why = (done.stderr.strip().splitlines() or ["git fetch failed"])[-1]
+    lost: list[str] = []
+    while True:  # a file whose object the mirror lost is left out, and named
+        archive = subprocess.run(["git", "--git-dir", git_dir, "archive", "--format=tar", commit, "--", ".",
+                                  *[f":(exclude,literal){path}" for path in lost]], capture_output=True)
+        said = archive.stderr.decode(errors="replace")
+        missing = re.findall(r"invalid object \S+ \S+ for '([^']+)'", said)
+        if archive.returncode == 0 or not missing or len(lost) >= 20 or set(missing) <= set(lost):
+            break
+        lost += [path for path in missing if path not in lost]
+    if archive.returncode != 0:
+        raise BuildError(f"cannot get base commit {commit[:12]} from {git_dir}: {why[:200]}; "
+                         f"git archive: {(said.strip().splitlines() or ['failed'])[0][:200]}")
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    _git("checkout", "-q", "-b", "main", cwd=into)
+    _git("add", "-A", "-f", cwd=into)
+    _git("commit", "-q", "-m", f"the tree of {commit} (git archive: the mirror refused a fetch)", cwd=into)
+    # the base's id still names it: swebench's scripts `git show` it and `git checkout` test files from it
+    _git("update-ref", f"refs/replace/{commit}", "HEAD", cwd=into)
+    return f"archive (the mirror lost {', '.join(lost)})" if lost else "archive"
+
+
+def _has(git_dir: str, commit: str) -> bool:
+    return _git("--git-dir", git_dir, "cat-file", "-e", f"{commit}^{{commit}}", check=False).returncode == 0
+
+
+# --- pre_install ------------------------------------------------------------------------------------
+
+_APT = re.compile(r"\bapt(-get)?\s+(-\S+\s+)*install\b")
+
+
+# A step that sets up the system, not the repository (Django's locales): it runs in the image.
+_SYSTEM = re.compile(r"(^|[\s>'\"])/(etc|usr|var|opt)/|\blocale-gen\b|\bupdate-alternatives\b|\bldconfig\b")
+
+
+def split_pre_install(steps: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(the edits of the repository, the system steps, the Debian packages): a step that installs
+    with apt gives its packages (its `apt-get update` and `upgrade` need nothing here); a step on
+    the system's files runs in the image, in its place; every other step edits the repository."""
+    edits, system, packages = [], [], []
+    for step in steps:
+        if "apt-get" in step or re.match(r"\s*apt\s", step):
+            for part in re.split(r"&&|;", step):
+                if _APT.search(part):
+                    words = shlex.split(part[_APT.search(part).end():])
+                    packages += [w for w in words if not w.startswith("-") and "=" not in w]
+        elif _SYSTEM.search(step):
+            system.append(step)
+        else:
+            edits.append(step)
+    return edits, system, list(dict.fromkeys(packages))
+
+
+def apply_edits(client, image: str, testbed: Path, edits: list[str]) -> None:
+    """Run the spec's edits in /testbed as its setup script would, in a container of `image` with no
+    network. BuildError names the step that failed and what it said."""
+    if not edits:
+        return
+    script = "\n".join(["set -euo pipefail", "trap 'echo \"dgym-failed: $BASH_COMMAND\" >&2' ERR",
+                        "cd /testbed", *edits]) + "\n"
+    (testbed.parent / "pre_install.sh").write_text(script)
+    container = client.containers.create(image, ["bash", "/dgym/pre_install.sh"], user="0", network_mode="none",
+                                         volumes={str(testbed): {"bind": "/testbed", "mode": "rw"},
+                                                  str(testbed.parent): {"bind": "/dgym", "mode": "ro"}})
+    try:
+        container.start()
+        code = container.wait(timeout=600).get("StatusCode", 1)
+        said = container.logs(stdout=True, stderr=True).decode(errors="replace")
+    finally:
+        container.remove(force=True)
+    if code != 0:
+        failed = re.findall(r"dgym-failed: (.*)", said)
+        other = [ln for ln in said.splitlines() if ln.strip() and not ln.startswith("dgym-failed")]
+        raise BuildError(f"the spec's pre_install step `{(failed or ['?'])[-1][:200]}` failed"
+                         + (f": {other[-1][:200]}" if other else ""))
+
+
+def fetch_debs(client, image: str, packages: list[str], into: Path) -> None:
+    """The packages and what they need that `image` lacks, as .deb files in `into`, fetched by this
+    machine's apt (a Debian like the image's) for the image's own package set."""
+    into.mkdir(parents=True, exist_ok=True)
+    if not packages:
+        return
+    with tempfile.TemporaryDirectory(prefix="dgym-apt-") as tmp:
+        status = Path(tmp) / "status"
+        container = client.containers.create(image, ["true"])
+        try:
+            bits, _ = container.get_archive("/var/lib/dpkg/status")
+            import io
+            import tarfile
+
+            with tarfile.open(fileobj=io.BytesIO(b"".join(bits))) as tar:
+                status.write_bytes(tar.extractfile(tar.getmembers()[0]).read())
+        finally:
+            container.remove(force=True)
+        (Path(tmp) / "partial").mkdir()
+        argv = ["apt-get", "-q", "-y", "--download-only", "--no-install-recommends",
+                "-o", f"Dir::State::status={status}", "-o", f"Dir::Cache::archives={tmp}",
+                "-o", "Debug::NoLocking=1", "install", *packages]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0 and "Unable to locate" in done.stderr + done.stdout:
+            subprocess.run(["apt-get", "-q", "update"], capture_output=True, timeout=600)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        if done.returncode != 0:
+            last = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.startswith("E:")] or ["apt-get failed"]
+            raise BuildError(f"the Debian packages {' '.join(packages)} cannot be fetched here: {last[-1][:200]}")
+        for deb in Path(tmp).glob("*.deb"):
+            os.replace(deb, into / deb.name)
+
+
+# --- tests that reach a host -------------------------------------------------------------------------
+
+HTTPBIN_PORT = 80
+HTTPBIN_URL = f"http://127.0.0.1:{HTTPBIN_PORT}/"
+
+
+def calls_httpbin(testbed: Path) -> bool:
+    """The repository's tests call httpbin.org (requests' older suites, through $HTTPBIN_URL):
+    SWE-bench ran them with the network; here an httpbin is served inside the container instead,
+    as debug-gym does."""
+    for path in testbed.rglob("*.py"):
+        if "test" in path.name or "test" in path.parent.name or path.name == "conftest.py":
+            try:
+                text = path.read_text(errors="replace")
+            except OSError:
+                continue
+            if "httpbin.org" in text and "HTTPBIN" in text:
+                return True
+    return False
+
+
+# The image's entrypoint when it serves httpbin: the server in the background (on the loopback,
+# which a container with no network still has), ready before the container's own command runs.
+# Under gunicorn, as httpbin.org runs: a request line it would refuse (requests' bytes method,
+# "b'GET'") is refused here too, where a development server lets it through.
+HTTPBIN_ENTRYPOINT = f"""#!/bin/sh
+/opt/dgym-httpbin/bin/gunicorn --bind 127.0.0.1:{HTTPBIN_PORT} --workers 2 --threads 4 httpbin:app \
+    >/tmp/dgym-httpbin.log 2>&1 &
+for _ in $(seq 50); do
+    /opt/dgym-httpbin/bin/python -c "import socket; socket.create_connection(('127.0.0.1', {HTTPBIN_PORT}), 1)" \\
+        2>/dev/null && break
+    sleep 0.2
+done
+exec "$@"
+"""

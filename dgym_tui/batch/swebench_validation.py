@@ -1,0 +1,365 @@
+"""SWE-bench rows built and validated as a whole (`dgym-tui image swebench FILE --validate OUT`):
+each instance's FAIL_TO_PASS and PASS_TO_PASS computed as SWE-bench's validation does, compared
+with the dataset's own lists, and reported.
+
+- An instance validates to the dataset when its FAIL_TO_PASS is the dataset's and every test of
+  the dataset's PASS_TO_PASS still passes (more may: a suite that grew is not a wrong environment).
+- The report (OUT.report.jsonl) has a row per instance: built or the one-line cause, seconds,
+  sizes, the counts, whether they match, and the tests that differ. It is rewritten after every
+  instance, so a run that is stopped loses nothing, and a new run does not redo what it holds.
+- Each instance's logs (the build, the eval script at the base and with the gold patch) are kept
+  in OUT.logs/<instance id>/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from dgym_tui.batch.swebench_wheels import BuildError
+
+SHOWN = 20  # tests that differ, listed per kind in a report row (all are counted)
+
+
+def listed_tests(value) -> list[str]:
+    """A dataset's test field as a list: a list, or a JSON string of one (as the dataset has it)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except ValueError:
+            return []
+    return [str(t) for t in value or []]
+
+
+def validate(record: dict, progress: Callable[[str], None] = print, logs: Path | None = None) -> dict:
+    """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench's validation computes them, in a fresh container
+    of the instance's image: the harness's eval script (which applies the test patch) at the base,
+    then, the tree reset, with the gold patch; each log read by the repository's log parser.
+    Returns the record with both lists (JSON strings, as the dataset has them) and "statuses":
+    {"before", "after"}; the two logs go to `logs`. BuildError: the image is missing or a run
+    failed."""
+    from dgym_tui.batch.spec import Task
+    from dgym_tui.batch.swebench import HarnessScorer, environment
+    from dgym_tui.sandbox.errors import SandboxError
+
+    env, note = environment(record, record.get("instance_id", "?"))
+    if env is None:
+        raise BuildError(note)
+    task = Task(id=record["instance_id"], repo=record["repo"], base_commit=record["base_commit"], problem=None,
+                entrypoint=None, fail_to_pass=[], pass_to_pass=[], test_patch=record.get("test_patch"),
+                test_files=[], environment=env)
+    runs = {}
+    scorer = HarnessScorer(task, "/dev/null")
+    try:
+        for name, patch in (("before", ""), ("after", record.get("patch") or "")):
+            progress(f"{task.id}: the eval script, {'with the gold patch' if patch else 'at the base'}…")
+            try:
+                runs[name] = scorer.statuses_with(patch)
+            except SandboxError as e:
+                raise BuildError(f"{task.id}: {'the gold patch' if patch else 'the base'}: {e}") from None
+            finally:
+                if logs is not None and scorer.log:
+                    logs.mkdir(parents=True, exist_ok=True)
+                    (logs / f"{name}.log").write_text(scorer.log)
+    finally:
+        scorer.close()
+    good = ("PASSED", "XFAIL")
+    before, after = runs["before"], runs["after"]
+    f2p = sorted(t for t, s in after.items() if s in good and before.get(t) not in good)
+    p2p = sorted(t for t, s in after.items() if s in good and before.get(t) in good)
+    return {**record, "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p),
+            "statuses": {"before": before, "after": after}}
+
+
+# What a test says when it reached for a host a container with no network cannot have.
+NETWORK_ERROR = re.compile(r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+                           r"No route to host|nodename nor servname|getaddrinfo failed|\[Errno -[235]\]|"
+                           r"Failed to establish a new connection|ConnectTimeout|Max retries exceeded with url: .*https?://")
+
+
+def network_bound(log: str) -> set[str]:
+    """The tests whose failure, in a pytest log's FAILURES section, is a network error: their names
+    as the section headers give them (`Class.test_name`, `test_name[param]`)."""
+    found, name = set(), None
+    for line in log.splitlines():
+        header = re.match(r"^_{3,} (\S.*?) _{3,}$", line)
+        if header:
+            name = header.group(1)
+        elif name and NETWORK_ERROR.search(line):
+            found.add(name)
+    return found
+
+
+def _is_named(test: str, names: set[str]) -> bool:
+    """A test id (`file::Class::test`) is one of the section names (`Class.test`)."""
+    dotted = test.split("::", 1)[-1].replace("::", ".")
+    return any(dotted == n or dotted.endswith("." + n) or test.endswith(n) for n in names)
+
+
+def compare(dataset: dict, computed: dict, logs: dict[str, str] | None = None) -> dict:
+    """How the computed lists stand to the dataset's: {"match": True/False (None when the dataset
+    has no lists), "missing_f2p", "extra_f2p", "lost_p2p"} (each the count and the first tests,
+    a test with its status after the gold patch)."""
+    want_f2p, want_p2p = set(listed_tests(dataset.get("FAIL_TO_PASS"))), set(listed_tests(dataset.get("PASS_TO_PASS")))
+    got_f2p, got_p2p = set(listed_tests(computed.get("FAIL_TO_PASS"))), set(listed_tests(computed.get("PASS_TO_PASS")))
+    after = (computed.get("statuses") or {}).get("after") or {}
+    before = (computed.get("statuses") or {}).get("before") or {}
+
+    def shown(tests, statuses=None):
+        ordered = sorted(tests)
+        return {"count": len(ordered), "tests": [f"{t} ({statuses.get(t, 'not run')})" if statuses is not None else t
+                                                 for t in ordered[:SHOWN]]}
+    if not want_f2p:
+        return {"match": None}
+    differ = {"missing_f2p": shown(want_f2p - got_f2p, after), "extra_f2p": shown(got_f2p - want_f2p, before),
+              "lost_p2p": shown(want_p2p - got_p2p, after)}
+    match = not (differ["missing_f2p"]["count"] or differ["extra_f2p"]["count"] or differ["lost_p2p"]["count"])
+    out = {"match": match, **{k: v for k, v in differ.items() if v["count"]}}
+    # the dataset's tests that fail here for want of a network (SWE-bench ran them with one)
+    offline = network_bound((logs or {}).get("after", ""))
+    needs = sorted(t for t in (want_f2p - got_f2p) | (want_p2p - got_p2p) if _is_named(t, offline))
+    if needs:
+        out["needs_network"] = {"count": len(needs), "tests": needs[:SHOWN]}
+    return out
+
+
+# --- a whole file of rows --------------------------------------------------------------------------
+
+
+class Report:
+    """OUT.report.jsonl: a row per instance, rewritten whole (atomically) after each one."""
+
+    def __init__(self, out: Path):
+        self.path = Path(f"{out}.report.jsonl")
+        self.logs = Path(f"{out}.logs")
+        self.out = out
+        self.rows: dict[str, dict] = {}
+        self.records: dict[str, dict] = {}  # validated records, as OUT lists them
+        self._lock = threading.Lock()
+        if self.path.is_file():
+            for line in self.path.read_text().splitlines():
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line: that instance is done again
+                self.rows[row["instance_id"]] = row
+        if out.is_file():
+            for line in out.read_text().splitlines():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                self.records[record["instance_id"]] = record
+
+    def done(self, instance_id: str, builder: str, validating: bool) -> bool:
+        """Built (and validated, when asked) by this same builder: not redone."""
+        row = self.rows.get(instance_id)
+        if not row or row.get("builder") != builder:
+            return False
+        return row["status"] == "validated" or (row["status"] == "built" and not validating)
+
+    def put(self, row: dict, record: dict | None = None) -> None:
+        with self._lock:
+            self.rows[row["instance_id"]] = row
+            if record is not None:
+                self.records[row["instance_id"]] = record
+            _write_lines(self.path, self.rows.values())
+            if record is not None or self.records:
+                _write_lines(self.out, self.records.values())
+
+
+def _write_lines(path: Path, rows) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as fh:
+        fh.writelines(json.dumps(row) + "\n" for row in rows)
+    os.replace(tmp, path)
+
+
+def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1, base: str | None = None,
+            rebuild: bool = False, say: Callable[[str], None] = print) -> list[dict]:
+    """Build (and, with `out`, validate) every record, `jobs` at a time, each with its logs; the
+    report's rows for these records, in their order. What `out`'s report says was done by this
+    builder is not done again (unless `rebuild`)."""
+    from dgym_tui.batch.swebench_image import build, builder_digest
+
+    builder = builder_digest()
+    report = Report(out) if out is not None else None
+    todo = [r for r in records if rebuild or report is None
+            or not report.done(r["instance_id"], builder, validating=True)]
+    skipped = len(records) - len(todo)
+    if skipped:
+        say(f"{skipped} of {len(records)} instances already built and validated by this builder (kept)")
+    clock = {"done": 0, "seconds": 0.0}
+    lock = threading.Lock()
+    finished: dict[str, dict] = dict(report.rows) if report else {}
+
+    def one(record: dict) -> dict:
+        instance_id = record.get("instance_id", "?")
+        logs = report.logs / instance_id if report else None
+        if logs is not None:
+            logs.mkdir(parents=True, exist_ok=True)
+        log_file = open(logs / "build.log", "w") if logs is not None else None
+        quiet = jobs > 1  # lines of several builds at once would interleave: they go to the logs only
+
+        def progress(line: str) -> None:
+            if log_file:
+                log_file.write(line + "\n")
+                log_file.flush()
+            if not quiet:
+                say(f"  {line}")
+        row = {"instance_id": instance_id, "repo": record.get("repo"), "version": str(record.get("version")),
+               "builder": builder, "dataset_f2p": len(listed_tests(record.get("FAIL_TO_PASS"))),
+               "dataset_p2p": len(listed_tests(record.get("PASS_TO_PASS")))}
+        started = time.monotonic()
+        checked = None
+        try:
+            built = build(record, repos, base=base, rebuild=rebuild, progress=progress)
+            row.update(status="built", build_seconds=built["seconds"], size=built["size"], own=built["own"],
+                       env=built.get("env"), env_size=built.get("env_size", 0), testbed=built["testbed"],
+                       image=built["image"])
+            for key in ("left_out", "serves"):  # conda packages PyPI has no release of; hosts served inside
+                if built.get(key):
+                    row[key] = built[key]
+            verb = f"built in {built['seconds']:g} s" if built["built"] else "already built"
+            say(f"{instance_id}: {built['image']} {verb} ({built['size'] / 1e6:.0f} MB, "
+                f"{built['own'] / 1e6:.0f} MB its own)")
+            if report is not None:
+                v_started = time.monotonic()
+                checked = validate(record, progress=progress, logs=logs)
+                row.update(status="validated", validate_seconds=round(time.monotonic() - v_started, 1),
+                           f2p=len(listed_tests(checked["FAIL_TO_PASS"])), p2p=len(listed_tests(checked["PASS_TO_PASS"])),
+                           **compare(record, checked, _logs(logs)))
+                checked.pop("statuses")
+        except Exception as e:  # noqa: BLE001 — one instance's failure is its row's cause, never the run's end
+            cause = str(e) if isinstance(e, (BuildError, RuntimeError)) else f"{type(e).__name__}: {e}"
+            row.update(status="failed", cause=cause.splitlines()[0][:500] if cause else type(e).__name__)
+        finally:
+            if log_file:
+                log_file.close()
+        row["seconds"] = round(time.monotonic() - started, 1)
+        if report is not None:
+            report.put(row, checked)
+        with lock:
+            finished[instance_id] = row
+            clock["done"] += 1
+            clock["seconds"] += row["seconds"]
+            left = len(todo) - clock["done"]
+            eta = clock["seconds"] / clock["done"] * left / max(1, jobs)
+            say(f"[{clock['done'] + skipped}/{len(records)}] {_line(row)}"
+                + (f" · ETA {_duration(eta)}" if left else ""))
+        return row
+
+    if jobs > 1:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dgym-build") as pool:
+            list(pool.map(one, todo))
+    else:
+        for record in todo:
+            one(record)
+    return [finished[r["instance_id"]] for r in records if r["instance_id"] in finished]
+
+
+def _logs(folder: Path | None) -> dict[str, str]:
+    if folder is None:
+        return {}
+    return {name: (folder / f"{name}.log").read_text(errors="replace") for name in ("before", "after")
+            if (folder / f"{name}.log").is_file()}
+
+
+def _line(row: dict) -> str:
+    """A report row in one line."""
+    head = f"{row['instance_id']}: "
+    if row["status"] == "failed":  # the cause names the instance
+        return f"FAILED {row.get('cause', '')}"
+    if row["status"] == "built":
+        return head + f"built ({row['seconds']:g} s)"
+    said = f"FAIL_TO_PASS {row['f2p']} tests, PASS_TO_PASS {row['p2p']}"
+    if row.get("match") is True:
+        said += " · matches the dataset"
+    elif row.get("match") is False:
+        parts = [f"{row[k]['count']} {k.replace('_', ' ')}" for k in ("missing_f2p", "extra_f2p", "lost_p2p") if k in row]
+        if row.get("needs_network"):
+            parts.append(f"{row['needs_network']['count']} of them need the network")
+        said += f" · differs from the dataset ({', '.join(parts)})"
+    return head + said + f" ({row['seconds']:g} s)"
+
+
+def _duration(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{int(seconds % 60):02d}s"
+
+
+def summary(rows: list[dict]) -> str:
+    """A markdown table per repository and version: rows, built, validated, matching the dataset,
+    the median build time, the instances' own disk, and the causes of the others."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[(row.get("repo") or "?", str(row.get("version")))].append(row)
+    lines = ["| repository | version | rows | built | validated | match the dataset | median build s | own disk | causes |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    totals = defaultdict(float)
+    for (repo, version), group in sorted(groups.items()):
+        built = [r for r in group if r["status"] in ("built", "validated")]
+        validated = [r for r in group if r["status"] == "validated"]
+        match = [r for r in validated if r.get("match") is True]
+        causes = defaultdict(int)
+        for r in group:
+            if r["status"] == "failed":
+                causes[_cause_kind(r.get("cause", ""))] += 1
+            elif r.get("match") is False:
+                causes[differ_cause(r)] += 1
+        times = [r["build_seconds"] for r in built if r.get("build_seconds")]
+        own = sum(r.get("own", 0) for r in built)
+        lines.append(f"| {repo} | {version} | {len(group)} | {len(built)} | {len(validated)} | {len(match)} | "
+                     f"{statistics.median(times):.0f} | {own / 1e6:.0f} MB | "
+                     f"{'; '.join(f'{n}× {why}' for why, n in causes.items()) or '-'} |" if times else
+                     f"| {repo} | {version} | {len(group)} | {len(built)} | {len(validated)} | {len(match)} | - | "
+                     f"{own / 1e6:.0f} MB | {'; '.join(f'{n}× {why}' for why, n in causes.items()) or '-'} |")
+        for key, n in (("rows", len(group)), ("built", len(built)), ("validated", len(validated)),
+                       ("match", len(match)), ("own", own)):
+            totals[key] += n
+    lines.append(f"| all | | {totals['rows']:.0f} | {totals['built']:.0f} | {totals['validated']:.0f} | "
+                 f"{totals['match']:.0f} | | {totals['own'] / 1e6:.0f} MB | |")
+    built = [r for r in rows if r["status"] in ("built", "validated")]
+    if built:
+        envs = {r.get("env"): r.get("env_size", 0) for r in built if r.get("env")}
+        shared = sum(r.get("own", 0) for r in built) + sum(envs.values())
+        whole = sum(r.get("size", 0) for r in built)
+        lines.append(f"\nDisk for the {len(built)} images: at most {_bytes(shared)} with shared layers (the "
+                     f"instances' own layers and {len(envs)} environment images, each counted whole though they "
+                     f"share their Python and base), {_bytes(whole)} as whole images.")
+    return "\n".join(lines) + "\n"
+
+
+def differ_cause(row: dict) -> str:
+    """Why a validated row differs from the dataset, by kind: the dataset's tests that fail here for
+    want of a network, its FAIL_TO_PASS tests that pass here at the base too (they failed where
+    the dataset was made: a flaky host, SWE-bench's own note on requests), anything else."""
+    network = set(row.get("needs_network", {}).get("tests", []))
+    passing = {t.rsplit(" (", 1)[0] for t in row.get("missing_f2p", {}).get("tests", []) if t.endswith("(PASSED)")}
+    shown = [t.rsplit(" (", 1)[0] for k in ("missing_f2p", "lost_p2p", "extra_f2p") for t in row.get(k, {}).get("tests", [])]
+    kinds = []
+    if network:
+        kinds.append("tests that need the network")
+    if passing - network:
+        kinds.append("FAIL_TO_PASS tests that pass here at the base")
+    if any(t not in network and t not in passing for t in shown):
+        kinds.append("differs from the dataset")
+    return " and ".join(kinds) or "differs from the dataset"
+
+
+def _bytes(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def _cause_kind(cause: str) -> str:
+    """A failure's cause without its instance's own details, to count alike causes together."""
+    text = cause.split(": ", 1)[1] if ": " in cause else cause
+    return text[:90]

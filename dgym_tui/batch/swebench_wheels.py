@@ -1,0 +1,267 @@
+"""The packages of a SWE-bench instance's environment, as wheels built on this machine for the
+spec's Python (batch/swebench_image.py puts them in the image, whose pip reads nothing else):
+the spec's packages and pip_packages in the harness's order, what the install step pulls in from
+/testbed, and what building /testbed itself needs (its PEP 517/518 `[build-system] requires` and
+its `setup_requires`), since pip in the image cannot fetch a build backend either.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+BUILD_TIMEOUT = 3600
+
+# The last pip, setuptools and wheel for the oldest Pythons: an old pip does not always skip the
+# releases that need a newer Python (an index may not say which they are).
+LAST_TOOLS = {"3.6": ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1"),
+              "3.7": ("pip==24.0", "setuptools==68.0.0", "wheel==0.42.0"),
+              "3.8": ("pip==25.0.1", "setuptools==75.3.0", "wheel==0.45.1")}
+
+
+class BuildError(RuntimeError):
+    """An instance that cannot be built here; str() is one line saying what and why."""
+
+
+
+def conda_to_pip(words: list[str]) -> list[str]:
+    """Conda package specs (`name`, `name=1.2`, `name>=1`) as pip requirements; python itself left out."""
+    out = []
+    for word in words:
+        word = word.strip()
+        if not word or re.match(r"^python([<>=!~ ]|$)", word):
+            continue
+        m = re.match(r"^([A-Za-z0-9_.\-]+)=([^=<>!].*)$", word)  # conda's single '=' is a version prefix
+        out.append(f"{m.group(1)}=={m.group(2)}.*" if m and not m.group(2).endswith("*") and m.group(2).count(".") < 2
+                   else (f"{m.group(1)}=={m.group(2)}" if m else word))
+    return out
+
+
+# conda packages whose PyPI distribution has another name
+_PYPI_NAMES = {"matplotlib-base": "matplotlib", "pytables": "tables", "msgpack-python": "msgpack",
+               "pyqt": "PyQt5", "python-graphviz": "graphviz"}
+
+
+def environment_to_pip(text: str) -> list[str]:
+    """A conda environment.yml's dependencies as pip requirements: its conda packages (conda_to_pip)
+    and its `pip:` list; python and pip themselves left out."""
+    import yaml
+
+    try:
+        deps = (yaml.safe_load(text) or {}).get("dependencies") or []
+    except yaml.YAMLError as e:
+        raise BuildError(f"its environment.yml cannot be read: {str(e).splitlines()[0]}") from None
+    conda = [d.strip() for d in deps if isinstance(d, str) and not re.match(r"^pip([<>=!~ ]|$)", d.strip())]
+    conda = [re.sub(r"^[A-Za-z0-9_.\-]+", lambda m: _PYPI_NAMES.get(m.group(), m.group()), d) for d in conda]
+    pip = [p for d in deps if isinstance(d, dict) for p in d.get("pip") or [] if isinstance(p, str)]
+    return conda_to_pip(conda) + pip
+
+
+def requirement_phases(specs: dict, requirements: str | None, environment: str | None = None) -> list[list[str]]:
+    """What the harness installs, in its order: the environment's packages, then pip_packages."""
+    packages = specs.get("packages") or ""
+    first: list[str] = []
+    if packages == "requirements.txt":
+        first = [line.strip() for line in (requirements or "").splitlines()
+                 if line.strip() and not line.strip().startswith(("#", "-e", "--"))]
+    elif packages == "environment.yml":
+        if environment is None:
+            raise BuildError("its spec builds a conda environment from environment.yml, which was not found")
+        # resolved with the spec's pins, so the environment's unpinned packages fit them
+        first = environment_to_pip(environment) + list(specs.get("pip_packages") or [])
+    elif packages:
+        first = conda_to_pip(packages.split())
+    return [phase for phase in (first, list(specs.get("pip_packages") or [])) if phase]
+
+
+def install_target(install: str | None) -> str | None:
+    """What the spec's install step installs from /testbed (`.`, `.[test]`), whose dependencies the
+    wheels must then hold; None when it installs nothing from there."""
+    if not install:
+        return None
+    m = re.search(r"pip install\b.*?(?:^|\s)(\.(?:\[[^\]]*\])?)(?:\s|$)", install)
+    if m:
+        return m.group(1)
+    return "." if re.search(r"setup\.py (install|develop)", install) else None
+
+
+def wheel_builder(python: str, version: str, progress: Callable[[str], None]) -> str:
+    """A virtual environment of that Python with a current pip, setuptools and wheel (made once,
+    kept beside the wheel cache): the interpreter's own pip may be too old to build (3.6's is 18.1)."""
+    venv = wheel_cache(version).parent / f"builder-py{version}"
+    exe = str(venv / "bin" / "python")
+    if os.access(exe, os.X_OK) and subprocess.run([exe, "-m", "pip", "--version"], capture_output=True).returncode == 0:
+        return exe
+    progress(f"making a wheel builder for Python {version} ({venv})…")
+    shutil.rmtree(venv, ignore_errors=True)
+    for argv in ([python, "-m", "venv", str(venv)],
+                 [exe, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--upgrade",
+                  *LAST_TOOLS.get(version, ("pip", "setuptools", "wheel"))]):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+        if done.returncode != 0:
+            shutil.rmtree(venv, ignore_errors=True)
+            last = ((done.stderr or done.stdout).strip().splitlines() or ["it failed"])[-1]
+            raise BuildError(f"cannot make a wheel builder for Python {version}: {last[:300]}")
+    return exe
+
+
+def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
+                 progress: Callable[[str], None], optional: set[str] = frozenset()) -> list[str]:
+    """Every package the phases need, as wheels in `into`, built by that Python's pip (so they fit
+    it), taking what `cache` already holds and keeping there what was new. A requirement in
+    `optional` (a conda package PyPI may not have) that cannot be had is left out of its phase;
+    the ones left out are returned, and the phase is trimmed in place (the image installs it)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    listing = into.parent / "wheels.txt"
+    dropped: list[str] = []
+    for phase in [["pip", "setuptools", "wheel"], *phases]:  # the build backend the install step needs
+        env = dict(os.environ)
+        while True:
+            listing.write_text("\n".join(phase) + "\n")
+            progress(f"wheels: {' '.join(phase)[:160]}")
+            done = subprocess.run([python, "-m", "pip", "wheel", "--disable-pip-version-check", "--no-cache-dir",
+                                   "--use-pep517", "--wheel-dir", str(into), "--find-links", str(cache), "-r",
+                                   str(listing)], capture_output=True, text=True, timeout=BUILD_TIMEOUT, env=env)
+            if done.returncode == 0:
+                break
+            older = _older_setuptools(done.stdout + done.stderr)
+            if older and "PIP_CONSTRAINT" not in env:
+                # an sdist written for a setuptools of its time: its build gets one
+                progress(f"wheels: an old sdist needs {older} to build: built with it")
+                constraint = into.parent / "build-constraint.txt"
+                constraint.write_text(older + "\n")
+                env["PIP_CONSTRAINT"] = str(constraint)
+                continue
+            culprit = _culprit(done.stdout + done.stderr, [r for r in phase if r in optional])
+            if culprit is None:
+                raise BuildError(_pip_failure(done.stdout + done.stderr, python))
+            progress(f"wheels: {culprit} cannot be had from the package index here: left out")
+            phase.remove(culprit)
+            dropped.append(culprit)
+    for wheel in into.glob("*.whl"):
+        if not (cache / wheel.name).exists():
+            shutil.copy2(wheel, cache / wheel.name)
+    return dropped
+
+
+def _older_setuptools(output: str) -> str | None:
+    """The setuptools an old sdist's setup.py needs, from how it failed: `Feature` went in 46,
+    `use_2to3` in 58."""
+    if "cannot import name 'Feature'" in output:
+        return "setuptools<46"
+    if "use_2to3 is invalid" in output or "error in setup command: use_2to3" in output:
+        return "setuptools<58"
+    return None
+
+
+def _culprit(output: str, candidates: list[str]) -> str | None:
+    """Which of the candidate requirements pip's failure is about: no release of it, or its wheel
+    did not build."""
+    def name(requirement: str) -> str:
+        return re.split(r"[<>=!~;\[ ]", requirement, 1)[0].strip().lower().replace("_", "-")
+    named = re.findall(r"(?:satisfies the requirement|distribution found for|Failed to build|"
+                       r"Failed building wheel for|for package) ([A-Za-z0-9_.\-]+)", output)
+    wanted = {name(n) for n in named}
+    return next((c for c in candidates if name(c) in wanted), None)
+
+
+def project_dependencies(python: str, target: str, cache: Path, installed: list[str] = ()) -> list[str] | None:
+    """What installing `target` (/testbed, with its extras) pulls in, pinned as that Python's pip
+    resolves it, the project itself left out: read from pip's report of a dry run, which prepares
+    the project's metadata and does not build it (astropy's C extensions would be compiled twice,
+    here then in the image). `installed` (name==version: the environment's) holds the packages the
+    environment has to their versions, as pip in the image keeps them; where the project needs
+    others, it is resolved without. None with a pip too old to report (3.6's): then its wheel is
+    built."""
+    with tempfile.TemporaryDirectory(prefix="dgym-resolve-") as tmp:
+        report, constraints = Path(tmp) / "report.json", Path(tmp) / "installed.txt"
+        constraints.write_text("\n".join(installed) + "\n")
+        for held in ([["-c", str(constraints)]] if installed else []) + [[]]:
+            done = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q",
+                                   "--disable-pip-version-check", "--use-pep517", "--find-links", str(cache),
+                                   *held, "--report", str(report), target],
+                                  capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+            if done.returncode == 0:
+                break
+            if "no such option: --report" in done.stderr or "no such option: --dry-run" in done.stderr:
+                return None
+        if done.returncode != 0:
+            raise BuildError(_pip_failure(done.stdout + done.stderr, python))
+        installs = json.loads(report.read_text()).get("install") or []
+    return [f"{item['metadata']['name']}=={item['metadata']['version']}" for item in installs
+            if "dir_info" not in (item.get("download_info") or {})]
+
+
+def _pip_failure(output: str, python: str) -> str:
+    """pip's failure in one line: the requirement no release satisfies, the wheel that did not
+    build (and its first error), else pip's last ERROR line."""
+    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    m = re.search(r"Could not find a version that satisfies the requirement (\S+)", output)
+    if m:
+        return f"{m.group(1)}: no release of it installs on Python {version} here"
+    m = re.search(r"Failed to build ([^\n]+)", output) or re.search(r"Failed building wheel for (\S+)", output)
+    if m:
+        why = [ln.strip() for ln in output.splitlines() if re.search(r"error:|Error:", ln)]
+        return f"{m.group(1).strip()}: building its wheel for Python {version} failed" + (f" ({why[0][:200]})" if why else "")
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip().startswith("ERROR")] or output.strip().splitlines()
+    return f"pip could not get the packages for Python {version}: {(lines or ['it failed'])[-1][:300]}"
+
+
+def wheel_cache(version: str) -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("dgym-tui")) / "wheels" / f"py{version}"
+
+
+def build_requirements(testbed: Path) -> list[str]:
+    """What building the repository needs before pip can read its dependencies: pyproject.toml's
+    `[build-system] requires` (PEP 518), setup.cfg's and setup.py's `setup_requires`. pip fetches
+    them into an isolated build environment, from the index; the image has only its wheels."""
+    found: list[str] = []
+    pyproject = testbed / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+
+        try:
+            found += list(tomllib.loads(pyproject.read_text(errors="replace")).get("build-system", {})
+                          .get("requires") or [])
+        except (tomllib.TOMLDecodeError, AttributeError):
+            pass
+    setup_cfg = testbed / "setup.cfg"
+    if setup_cfg.is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(setup_cfg.read_text(errors="replace"))
+            found += [w.strip() for w in parser.get("options", "setup_requires", fallback="").splitlines()
+                      if w.strip()]
+        except configparser.Error:
+            pass
+    setup_py = testbed / "setup.py"
+    if setup_py.is_file():
+        found += _setup_requires(setup_py.read_text(errors="replace"))
+    return list(dict.fromkeys(r for r in found if r and not r.startswith("#")))
+
+
+def _setup_requires(source: str) -> list[str]:
+    """setup(setup_requires=[...]) when it is a literal list of strings (read, never run)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "setup_requires":
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return []
+            return [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
+    return []

@@ -1,0 +1,348 @@
+"""The offline SWE-bench builder's parts (issue 48), on real git repositories and real files: what
+building a repository needs (PEP 518, setup_requires), the spec's pre_install split into edits and
+Debian packages, /testbed with its history up to the base (tags made later left out) and the
+`git archive` way when a mirror refuses the fetch, the computed lists against the dataset's, and a
+whole file's report: resumable, per repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dgym_tui.batch.swebench_testbed import APT_FROM_FILES, fetch, split_pre_install, tags_up_to
+from dgym_tui.batch.swebench_validation import Report, compare, differ_cause, listed_tests, run_all, summary
+from dgym_tui.batch.swebench_wheels import BuildError, build_requirements
+
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def git(repo: Path, *args: str, when: int | None = None) -> str:
+    env = dict(GIT_ENV)
+    if when is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"{when} +0000"
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+@pytest.fixture
+def history(tmp_path):
+    """A repository of three commits a day apart, a tag on the first and one on the third; a bare
+    mirror of it, as --repos holds them."""
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    commits = []
+    for n in range(3):
+        (work / "calc.py").write_text(f"VERSION = {n}\n")
+        (work / f"notes{n}.txt").write_text(f"note {n}\n")
+        if n == 0:
+            (work / "old.txt").write_text("only in the first commit\n")
+        elif n == 1:
+            (work / "old.txt").unlink()
+        git(work, "add", "-A")
+        git(work, "commit", "-q", "-m", f"commit {n}", when=1_600_000_000 + n * 86_400)
+        commits.append(git(work, "rev-parse", "HEAD"))
+    git(work, "tag", "v0", commits[0])
+    git(work, "tag", "-a", "v2", "-m", "later", commits[2])
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(work), str(mirror)], check=True)
+    return mirror, commits
+
+
+def test_testbed_has_the_history_to_the_base_and_no_later_tag(history, tmp_path):
+    mirror, commits = history
+    assert tags_up_to(str(mirror), commits[1]) == ["refs/tags/v0"]
+    testbed = tmp_path / "testbed"
+    assert fetch(str(mirror), commits[1], testbed) == "history"
+    assert git(testbed, "rev-parse", "HEAD") == commits[1]
+    assert git(testbed, "log", "--format=%H").split() == [commits[1], commits[0]]  # `git log` has the past
+    assert git(testbed, "tag") == "v0"
+    assert git(testbed, "remote") == ""
+    # nothing after the base is in the repository at all, not even unreachable
+    assert subprocess.run(["git", "-C", str(testbed), "cat-file", "-e", commits[2]], capture_output=True).returncode
+    assert (testbed / "calc.py").read_text() == "VERSION = 1\n"
+
+
+def test_a_mirror_that_refuses_the_fetch_still_gives_the_bases_tree(history, tmp_path):
+    """An object of the history is lost (astropy's mirror: upload-pack aborts, "possible repository
+    corruption"); the base's own tree is whole, and `git archive` gives it, in one commit."""
+    mirror, commits = history
+    lost = git(mirror, "rev-parse", f"{commits[0]}:old.txt")
+    subprocess.run(["git", "-C", str(mirror), "repack", "-a", "-d", "-q"], check=True)
+    for pack in list((mirror / "objects" / "pack").glob("pack-*.pack")):
+        moved = tmp_path / pack.name
+        pack.rename(moved)
+        for other in (mirror / "objects" / "pack").glob(f"{pack.stem}.*"):
+            other.unlink()
+        with open(moved, "rb") as fh:  # every object loose, then the one only the first commit had is gone
+            subprocess.run(["git", "-C", str(mirror), "unpack-objects", "-q"], stdin=fh, check=True)
+    (mirror / "objects" / lost[:2] / lost[2:]).unlink()
+    testbed = tmp_path / "testbed"
+    assert fetch(str(mirror), commits[1], testbed) == "archive"
+    assert (testbed / "calc.py").read_text() == "VERSION = 1\n" and not (testbed / "old.txt").exists()
+    assert len(git(testbed, "log", "--format=%H").split()) == 1
+    assert git(testbed, "status", "--short") == ""
+    # the base's id names that commit, as the harness's scripts use it
+    assert git(testbed, "show", "-s", "--format=%s", commits[1]).startswith(f"the tree of {commits[1]}")
+    (testbed / "calc.py").write_text("changed\n")
+    git(testbed, "checkout", commits[1], "--", "calc.py")
+    assert (testbed / "calc.py").read_text() == "VERSION = 1\n"
+    # the first commit's own tree lacks old.txt's content: the rest of it, and the loss named
+    assert fetch(str(mirror), commits[0], tmp_path / "broken") == "archive (the mirror lost old.txt)"
+    assert (tmp_path / "broken" / "calc.py").read_text() == "VERSION = 0\n"
+    with pytest.raises(BuildError, match=r"^cannot get base commit \w{12} from .*: .*; git archive: [^\n]*$"):
+        fetch(str(mirror), "0" * 40, tmp_path / "nothing")
+
+
+def test_build_requirements_are_read_not_run(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=45", '
+                                             '"setuptools_scm[toml]>=6.2.3", "wheel"]\n')
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = demo\n[options]\nsetup_requires =\n"
+                                        "    setuptools_scm\n    cython>=0.29; python_version>'3'\n")
+    (tmp_path / "setup.py").write_text("import os\nos.system('touch PWNED')\n"
+                                       "setup(name='demo', setup_requires=['pytest-runner'])\n")
+    assert build_requirements(tmp_path) == ["setuptools>=45", "setuptools_scm[toml]>=6.2.3", "wheel",
+                                            "setuptools_scm", "cython>=0.29; python_version>'3'", "pytest-runner"]
+    assert not (tmp_path / "PWNED").exists()
+    (tmp_path / "pyproject.toml").write_text("not = [toml\n")
+    (tmp_path / "setup.py").write_text("setup(setup_requires=REQUIRES)\n")
+    assert build_requirements(tmp_path) == ["setuptools_scm", "cython>=0.29; python_version>'3'"]
+
+
+def test_pre_install_edits_and_debian_packages_are_told_apart():
+    steps = ["sed -i 's/pytest/pytest -rA/' tox.ini",
+             "apt-get update && apt-get install -y libenchant-2-dev hunspell-en-us",
+             "sed -i 's/Jinja2>=2.3/Jinja2<3.0/' setup.py",
+             "apt-get -y update && apt-get -y upgrade && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+             "--no-install-recommends graphviz"]
+    edits, system, packages = split_pre_install(steps + ["echo 'en_US UTF-8' > /etc/locale.gen", "locale-gen en_US.UTF-8"])
+    assert edits == [steps[0], steps[2]]
+    assert system == ["echo 'en_US UTF-8' > /etc/locale.gen", "locale-gen en_US.UTF-8"]  # Django's: run in the image
+    assert packages == ["libenchant-2-dev", "hunspell-en-us", "graphviz"]
+    assert "*.deb" in APT_FROM_FILES
+
+
+def test_the_computed_lists_against_the_datasets():
+    dataset = {"FAIL_TO_PASS": json.dumps(["t::a"]), "PASS_TO_PASS": ["t::b", "t::c"]}
+    same = {"FAIL_TO_PASS": json.dumps(["t::a"]), "PASS_TO_PASS": json.dumps(["t::b", "t::c", "t::d"])}
+    assert compare(dataset, same) == {"match": True}  # a test more that passes is not a miss
+    lost = {"FAIL_TO_PASS": json.dumps([]), "PASS_TO_PASS": json.dumps(["t::b"]),
+            "statuses": {"before": {"t::a": "FAILED"}, "after": {"t::a": "FAILED", "t::c": "ERROR"}}}
+    got = compare(dataset, lost)
+    assert got["match"] is False
+    assert got["missing_f2p"] == {"count": 1, "tests": ["t::a (FAILED)"]}
+    assert got["lost_p2p"] == {"count": 1, "tests": ["t::c (ERROR)"]}
+    assert "extra_f2p" not in got
+    assert compare({"FAIL_TO_PASS": "[]"}, same) == {"match": None}  # no lists to hold it to
+    assert listed_tests('["x"]') == ["x"] and listed_tests(["y"]) == ["y"] and listed_tests("") == []
+
+
+def test_a_whole_file_failed_rows_say_why_in_the_report_and_a_second_run_redoes_only_them(tmp_path, monkeypatch):
+    """No clone for one repository: its rows fail with the cause, the report and OUT are written,
+    and a second run keeps what was done (a stand-in build and validation: the real ones are in
+    tests/test_swebench_real.py)."""
+    import dgym_tui.batch.swebench_image as image
+    import dgym_tui.batch.swebench_validation as validation
+
+    calls = []
+
+    def build(record, repos, **_):
+        calls.append(record["instance_id"])
+        if record["repo"] == "no/clone":
+            raise BuildError(f"{record['instance_id']}: no clone of no/clone under {repos}")
+        return {"image": "img", "seconds": 1.0, "size": 10_000_000, "own": 1_000_000, "built": True,
+                "testbed": "history", "env": "env-a", "env_size": 9_000_000}
+
+    def validate(record, progress, logs):
+        (logs / "before.log").write_text("log")
+        return {**record, "FAIL_TO_PASS": json.dumps(["t::a"]), "PASS_TO_PASS": json.dumps(["t::b"]),
+                "statuses": {"before": {}, "after": {}}}
+
+    monkeypatch.setattr(image, "build", build)
+    monkeypatch.setattr(validation, "validate", validate)
+    rows = [{"instance_id": f"o__r-{n}", "repo": "o/r" if n < 3 else "no/clone", "version": "1.0",
+             "FAIL_TO_PASS": ["t::a"], "PASS_TO_PASS": json.dumps(["t::b"] if n else ["t::z"])} for n in range(4)]
+    out = tmp_path / "valid.jsonl"
+    said = []
+    got = run_all(rows, str(tmp_path), out, jobs=2, say=said.append)
+    assert [r["status"] for r in got] == ["validated", "validated", "validated", "failed"]
+    assert got[3]["cause"] == f"o__r-3: no clone of no/clone under {tmp_path}"
+    assert [r["match"] for r in got[:3]] == [False, True, True]  # row 0's dataset P2P has t::z, lost
+    assert got[0]["lost_p2p"]["tests"] == ["t::z (not run)"]
+    assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["o__r-0", "o__r-1", "o__r-2"] \
+        or sorted(json.loads(line)["instance_id"] for line in out.read_text().splitlines()) == ["o__r-0", "o__r-1",
+                                                                                               "o__r-2"]
+    assert (tmp_path / "valid.jsonl.logs" / "o__r-1" / "before.log").read_text() == "log"
+    assert any("ETA" in line for line in said) and said[-1].startswith("[4/4] ")
+    table = summary(got)
+    assert "| o/r | 1.0 | 3 | 3 | 3 | 2 |" in table and "| no/clone | 1.0 | 1 | 0 | 0 | 0 |" in table
+    assert "1× differs from the dataset" in table and "1× no clone of no/clone" in table
+    assert "Disk for the 3 images: at most 12 MB with shared layers" in table and "30 MB as whole images" in table
+    # a torn last line (the run was killed as it wrote) costs only that row
+    report = Path(f"{out}.report.jsonl")
+    report.write_text(report.read_text() + '{"instance_id": "o__r-')
+    calls.clear()
+    again = run_all(rows, str(tmp_path), out, jobs=1, say=said.append)
+    assert calls == ["o__r-3"]  # only the failed row is tried again
+    assert [r["status"] for r in again] == ["validated", "validated", "validated", "failed"]
+    assert len(Report(out).rows) == 4
+
+
+def test_the_command_says_a_missing_report_and_bad_jobs_in_one_line(tmp_path):
+    def dgym(*args):
+        return subprocess.run([sys.executable, "-m", "dgym_tui", "image", "swebench", *args], capture_output=True,
+                              text=True, timeout=120)
+    (tmp_path / "rows.jsonl").write_text("{}\n")
+    done = dgym(str(tmp_path / "rows.jsonl"), "--summary", "--validate", str(tmp_path / "none.jsonl"))
+    assert done.returncode == 2 and done.stderr.strip() == f"dgym-tui: {tmp_path}/none.jsonl.report.jsonl: no report there"
+    done = dgym(str(tmp_path / "rows.jsonl"), "--repos", str(tmp_path), "--jobs", "0")
+    assert done.returncode == 2 and done.stderr.strip() == "dgym-tui image swebench: --jobs must be 1 or more"
+
+
+def test_the_projects_dependencies_are_resolved_without_building_it(tmp_path):
+    """pip's report of a dry run: the dependencies of `/testbed[test]`, pinned, the project itself
+    neither listed nor built (a C extension would be compiled twice)."""
+    from dgym_tui.batch.swebench_wheels import project_dependencies
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "setup.py").write_text(
+        "import sys\nfrom setuptools import setup\n"
+        "if 'bdist_wheel' in sys.argv:\n    open(%r, 'w').write('built')\n" % str(tmp_path / "BUILT")
+        + "setup(name='proj', version='1.0', py_modules=[], install_requires=['six'],\n"
+          "      extras_require={'test': ['iniconfig']})\n")
+    found = project_dependencies(sys.executable, f"{project}[test]", tmp_path / "cache")
+    assert sorted(name.split("==")[0].lower() for name in found) == ["iniconfig", "six"], found
+    assert all("==" in name for name in found)
+    assert not (tmp_path / "BUILT").exists()
+    with pytest.raises(BuildError, match="no-such-package-dgym"):
+        (project / "setup.py").write_text("from setuptools import setup\n"
+                                          "setup(name='proj', version='1.0', install_requires=['no-such-package-dgym'])\n")
+        project_dependencies(sys.executable, str(project), tmp_path / "cache")
+
+
+def test_the_setup_script_keeps_swebenchs_steps_but_what_was_done_before(tmp_path):
+    from dgym_tui.batch.swebench_image import _build_failure, _setup_repo, needs_compiler
+
+    script = ["git clone -o origin https://github.com/o/r /testbed", "chmod -R 777 /testbed", "cd /testbed",
+              "git reset --hard abc", "git remote remove origin", "TARGET_TIMESTAMP=$(git show -s --format=%ci abc)",
+              "git tag -l | while read tag; do :; done", "git reflog expire --expire=now --all",
+              "git gc --prune=now --aggressive", "sed -i 's/a/b/' setup.py", "apt-get update && apt-get install -y x",
+              "python -m pip install -e .", "git commit --allow-empty -am SWE-bench"]
+    out = _setup_repo(script, ["sed -i 's/a/b/' setup.py"], ["apt-get update && apt-get install -y x"]).splitlines()
+    assert out[:3] == ["#!/bin/bash", "set -euxo pipefail", "git -C /testbed update-index -q --refresh || true"]
+    assert out[3:] == ["cd /testbed", "TARGET_TIMESTAMP=$(git show -s --format=%ci abc)",
+                       "git reflog expire --expire=now --all",
+                       "if ls /opt/dgym-debs/*.deb >/dev/null 2>&1; then apt-get install -y --no-install-recommends "
+                       "/opt/dgym-debs/*.deb; fi", "python -m pip install -e .", "git commit --allow-empty -am SWE-bench"]
+    # a compiler where the repository builds C code
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    assert not needs_compiler(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools", "Cython>=0.29", "numpy"]\n')
+    assert needs_compiler(tmp_path)
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "setup.py").write_text("from setuptools import setup, Extension\nsetup(ext_modules=[Extension('x', ['x.c'])])\n")
+    assert needs_compiler(tmp_path)
+    # a build that failed for want of one says so, whatever pip says after
+    tail = ["Building editable for astropy (pyproject.toml): started", "error: command 'gcc' failed: No such file or "
+            "directory", "ERROR: Failed building editable for astropy", "+ python -m pip install -e .[test]"]
+    assert _build_failure(tail, "exit 1").startswith("a C compiler is needed and the image has none (error: command")
+    assert _build_failure(tail[2:], "exit 1") == "ERROR: Failed building editable for astropy"
+
+
+def test_an_environment_yml_becomes_pip_requirements_and_what_pypi_lacks_is_left_out_and_named(tmp_path):
+    """xarray's spec builds a conda environment; its packages go through pip where PyPI has them."""
+    from dgym_tui.batch.swebench_wheels import build_wheels, environment_to_pip
+
+    yml = ("name: testbed\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.10\n  - pip\n  - six=1.16\n"
+           "  - iniconfig>=1\n  - no-such-conda-only-package-dgym\n  - pip:\n      - pluggy==1.5.0\n")
+    assert environment_to_pip(yml) == ["six==1.16.*", "iniconfig>=1", "no-such-conda-only-package-dgym", "pluggy==1.5.0"]
+    phase = environment_to_pip(yml)
+    said = []
+    dropped = build_wheels(sys.executable, [phase], tmp_path / "wheels", tmp_path / "cache", said.append,
+                           optional=set(phase[:3]))
+    assert dropped == ["no-such-conda-only-package-dgym"] and "no-such-conda-only-package-dgym" not in phase
+    assert any("left out" in line for line in said)
+    names = sorted(p.name.split("-")[0].lower() for p in (tmp_path / "wheels").glob("*.whl"))
+    assert {"six", "iniconfig", "pluggy"} <= set(names), names
+    with pytest.raises(BuildError, match="no-such-package-dgym"):  # a pip requirement is never dropped
+        build_wheels(sys.executable, [["no-such-package-dgym==1"]], tmp_path / "w2", tmp_path / "cache", said.append,
+                     optional=set())
+
+
+def test_the_datasets_tests_that_fail_for_want_of_a_network_are_named():
+    """SWE-bench ran requests' suite with the network; here the tests that reach a real host fail,
+    and the report says so rather than calling the environment wrong."""
+    from dgym_tui.batch.swebench_validation import network_bound
+
+    log = ("____________ RequestsTestCase.test_mixed_case_scheme_acceptable ____________\n"
+           "E   socket.gaierror: [Errno -3] Temporary failure in name resolution\n"
+           "_______________________ TestTimeout.test_connect_timeout _______________________\n"
+           "E   OSError: [Errno 101] Network is unreachable\n"
+           "________________ RequestsTestCase.test_conflicting_post_params ________________\n"
+           "E   AssertionError: 1 != 2\n")
+    assert network_bound(log) == {"RequestsTestCase.test_mixed_case_scheme_acceptable", "TestTimeout.test_connect_timeout"}
+    dataset = {"FAIL_TO_PASS": '["test_requests.py::TestTimeout::test_connect_timeout"]',
+               "PASS_TO_PASS": json.dumps(["test_requests.py::RequestsTestCase::test_mixed_case_scheme_acceptable",
+                                           "test_requests.py::RequestsTestCase::test_conflicting_post_params"])}
+    computed = {"FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]", "statuses": {"before": {}, "after": {}}}
+    got = compare(dataset, computed, {"after": log})
+    assert got["match"] is False and got["needs_network"] == {"count": 2, "tests": [
+        "test_requests.py::RequestsTestCase::test_mixed_case_scheme_acceptable",
+        "test_requests.py::TestTimeout::test_connect_timeout"]}
+    assert got["lost_p2p"]["count"] == 2  # the one that failed otherwise is not excused
+    table = summary([{"instance_id": "a", "repo": "psf/requests", "version": "2.4", "status": "validated",
+                      "build_seconds": 1, "own": 0, "match": False, **got}])
+    assert "1× tests that need the network and differs from the dataset" in table
+    only = {**got, "lost_p2p": {"count": 1, "tests": ["test_requests.py::RequestsTestCase::test_mixed_case_scheme_acceptable"
+                                                       " (FAILED)"]}}
+    assert differ_cause(only) == "tests that need the network"
+    flaky = {"match": False, "missing_f2p": {"count": 2, "tests": ["t::a (PASSED)", "t::b (PASSED)"]}}
+    assert differ_cause(flaky) == "FAIL_TO_PASS tests that pass here at the base"
+
+
+def test_an_sdist_of_its_time_is_built_with_a_setuptools_of_its_time(tmp_path):
+    """astropy 1.3's pins (Python 3.6) have MarkupSafe 1.0, an sdist whose setup.py imports
+    setuptools' `Feature` (gone in 46): its wheel is built with setuptools<46."""
+    from dgym_tui.batch.swebench_image import find_python
+    from dgym_tui.batch.swebench_wheels import build_wheels, wheel_builder
+
+    builder = wheel_builder(find_python("3.6"), "3.6", lambda line: None)
+    said = []
+    build_wheels(builder, [["MarkupSafe==1.0"]], tmp_path / "wheels", tmp_path / "cache", said.append)
+    assert "wheels: an old sdist needs setuptools<46 to build: built with it" in said
+    assert [p.name for p in (tmp_path / "wheels").glob("MarkupSafe-*")] == ["MarkupSafe-1.0-cp36-cp36m-linux_x86_64.whl"]
+
+
+def test_the_projects_dependencies_keep_the_environments_versions(tmp_path):
+    """What the environment installed stays at its version, as pip in the image keeps it: no second,
+    newer wheel of it in the instance's layer."""
+    from dgym_tui.batch.swebench_wheels import project_dependencies
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "setup.py").write_text("from setuptools import setup\n"
+                                      "setup(name='proj', version='1.0', install_requires=['six>=1.10'])\n")
+    assert project_dependencies(sys.executable, str(project), tmp_path / "cache", ["six==1.15.0"]) == ["six==1.15.0"]
+    # a held version the project cannot take: resolved without the environment's
+    (project / "setup.py").write_text("from setuptools import setup\n"
+                                      "setup(name='proj', version='1.0', install_requires=['six>=1.16'])\n")
+    [six] = project_dependencies(sys.executable, str(project), tmp_path / "cache", ["six==1.15.0"])
+    assert six.startswith("six==1.1") and six != "six==1.15.0"
+
+
+def test_what_the_environment_ends_up_with(tmp_path):
+    from dgym_tui.batch.swebench_image import installed_versions
+
+    for name in ("numpy-2.0.2-cp39-cp39-linux_x86_64.whl", "numpy-1.25.2-cp39-cp39-linux_x86_64.whl",
+                 "pandas-2.3.3-cp39-cp39-linux_x86_64.whl", "pandas-1.5.3-cp39-cp39-linux_x86_64.whl",
+                 "six-1.17.0-py2.py3-none-any.whl"):
+        (tmp_path / name).write_text("")
+    # numpy: the requirements file took the newest, pip_packages pins 1.25.2; pandas: two, no pin
+    assert installed_versions(tmp_path, [["numpy", "pandas>=1"], ["numpy==1.25.2"]]) == ["numpy==1.25.2", "six==1.17.0"]

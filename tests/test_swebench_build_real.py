@@ -1,0 +1,137 @@
+"""The offline builder on real code fetched at test time (issue 48): pytest 7.0.0's sdist as a
+pytest-dev/pytest 7.0 instance, whose build needs setuptools-scm (PEP 518), built with no network
+into swebench's image name; an image made by another version of the builder is not reused. A real
+Docker engine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.docker
+pytest.importorskip("swebench", reason="the swebench extra: pip install 'dgym-tui[swebench]' (.ci/run does)")
+
+
+def test_a_package_whose_build_needs_setuptools_scm_builds_offline(tmp_path, monkeypatch):
+    import docker
+    import swebench_real
+    from conftest import require_docker
+
+    import dgym_tui.batch.swebench_image as image
+
+    require_docker()
+    repos = tmp_path / "repos"
+    record = swebench_real.pytest_build_instance(repos)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(record) + "\n")
+    done = subprocess.run([sys.executable, "-m", "dgym_tui", "image", "swebench", str(rows), "--repos", str(repos),
+                           "--rebuild"], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "setuptools" in done.stdout and "scm" in done.stdout  # its build requirements became wheels
+    name = "swebench/sweb.eval.x86_64.pytest-dev_1776_pytest-v7.0.0-build:latest"
+    client = docker.from_env()
+    out = client.containers.run(name, ["bash", "-c", (
+        "source /opt/miniconda3/bin/activate && conda activate testbed && cd /tmp && "
+        "python -c 'import _pytest, pytest; print(_pytest.__file__); print(pytest.__version__)' && "
+        "ls /opt/dgym-wheels /opt/dgym-wheels-instance | grep -ci setuptools_scm && "
+        "cd /testbed && git log --format=%s | tail -1")], network_mode="none", remove=True, user="0").decode()
+    lines = out.strip().splitlines()
+    assert lines[0] == "/testbed/src/_pytest/__init__.py", out  # `pip install -e .`, as the spec says
+    assert lines[1].startswith("0.1.dev") or lines[1][0].isdigit(), out  # setuptools-scm gave it a version
+    assert int(lines[2]) >= 1 and lines[3] == "pytest 7.0.0 (its sdist)", out
+    # Built again by the same builder: reused. By a changed builder: its key differs, so the old
+    # image is not taken for a current one.
+    again = image.build(record, repos, progress=lambda line: None)
+    assert again["built"] is False and again["image"] == name
+    label = client.images.get(name).labels[image.LABEL]
+    inputs = {k: record.get(k) for k in ("repo", "version", "base_commit", "environment_setup_commit", "test_patch")}
+    base = image._image_id(client, "dgym-tui-sandbox:latest")
+    assert image._digest(base, inputs) == label
+    monkeypatch.setattr(image, "builder_digest", lambda: "another builder")
+    fresh = image._digest(base, inputs)
+    assert fresh != label and image._present(client, name, fresh) is None
+
+
+def test_pre_install_edits_run_offline_and_a_failed_step_is_named(tmp_path):
+    import docker
+    from conftest import require_docker
+
+    from dgym_tui.batch.swebench_testbed import apply_edits
+    from dgym_tui.batch.swebench_wheels import BuildError
+
+    require_docker()
+    client = docker.from_env()
+    testbed = tmp_path / "testbed"
+    testbed.mkdir()
+    (testbed / "setup.py").write_text("install_requires=['sphinxcontrib-applehelp', 'Jinja2>=2.3']\n")
+    (testbed / "tox.ini").write_text("commands = pytest {posargs}\n")
+    apply_edits(client, "dgym-tui-sandbox:latest", testbed, [
+        "sed -i 's/pytest/pytest -rA/' tox.ini", "sed -i 's/Jinja2>=2.3/Jinja2<3.0/' setup.py",
+        "sed -i 's/sphinxcontrib-applehelp/sphinxcontrib-applehelp<=1.0.7/' setup.py"])
+    assert (testbed / "setup.py").read_text() == "install_requires=['sphinxcontrib-applehelp<=1.0.7', 'Jinja2<3.0']\n"
+    assert (testbed / "tox.ini").read_text() == "commands = pytest -rA {posargs}\n"
+    with pytest.raises(BuildError) as failed:  # no network in there: the step that needs it is the one named
+        apply_edits(client, "dgym-tui-sandbox:latest", testbed, ["sed -i 's/a/a/' tox.ini",
+                                                                 "python3 -c 'import socket; socket.create_connection((\"8.8.8.8\", 53), 3)'",
+                                                                 "echo never"])
+    assert str(failed.value).startswith("the spec's pre_install step `python3 -c 'import socket;"), failed.value
+    assert "\n" not in str(failed.value) and "unreachable" in str(failed.value).lower()
+
+
+def test_debian_packages_are_fetched_here_and_installed_in_an_image_with_no_network(tmp_path):
+    """What an apt step of pre_install needs (or a compiler), fetched by this machine's apt for the
+    image's own package set, installs from the files alone."""
+    import docker
+    from conftest import require_docker
+
+    from dgym_tui.batch.swebench_testbed import fetch_debs
+
+    require_docker()
+    client = docker.from_env()
+    debs = tmp_path / "debs"
+    fetch_debs(client, "dgym-tui-sandbox:latest", ["hunspell-en-us"], debs)
+    names = sorted(p.name for p in debs.glob("*.deb"))
+    assert any(n.startswith("hunspell-en-us_") for n in names), names
+    out = client.containers.run("dgym-tui-sandbox:latest", ["bash", "-c", (
+        "apt-get install -y --no-install-recommends /debs/*.deb >/dev/null 2>&1; ls /usr/share/hunspell/en_US.dic")],
+        volumes={str(debs): {"bind": "/debs", "mode": "ro"}}, network_mode="none", remove=True, user="0").decode()
+    assert out.strip() == "/usr/share/hunspell/en_US.dic", out
+
+
+def test_a_suite_that_calls_httpbin_runs_against_one_served_in_its_container(tmp_path):
+    """requests 2.4.3's tests call httpbin.org; the image serves an httpbin on the loopback of a
+    container with no network, and $HTTPBIN_URL points them at it: they pass, as SWE-bench's
+    validation (with the network) had them. A test that needs another host still fails, and is
+    what the report names (tests/test_swebench_build.py)."""
+    import docker
+    import swebench_real
+    from conftest import require_docker
+
+    require_docker()
+    repos = tmp_path / "repos"
+    record = swebench_real.requests_httpbin_instance(repos)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(record) + "\n")
+    done = subprocess.run([sys.executable, "-m", "dgym_tui", "image", "swebench", str(rows), "--repos", str(repos)],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    name = "swebench/sweb.eval.x86_64.psf_1776_requests-v2.4.3-httpbin:latest"
+    client = docker.from_env()
+    assert client.images.get(name).labels["dgym-tui.serves"] == "httpbin"
+    # as the sandbox runs it: no network, not root, every capability dropped
+    out = client.containers.run(name, ["bash", "-c", (
+        "source /opt/miniconda3/bin/activate && conda activate testbed && cd /testbed && echo $HTTPBIN_URL && "
+        "python -m pytest -q -p no:cacheprovider test_requests.py -k 'test_HTTP_200_OK_GET_ALTERNATIVE or "
+        "test_DIGEST_HTTP_200_OK_GET or test_POSTBIN_GET_POST_FILES' 2>&1 | tail -1")],
+        network_mode="none", remove=True, user="1000:1000", cap_drop=["ALL"]).decode()
+    assert out.splitlines()[0] == "http://127.0.0.1:80/", out
+    assert out.splitlines()[-1].startswith("4 passed, "), out  # a GET, a digest auth, two multipart POSTs
+    # without the served httpbin (its URL the real host's), the same tests fail: there is no network
+    out = client.containers.run(name, ["bash", "-c", (
+        "source /opt/miniconda3/bin/activate && conda activate testbed && cd /testbed && "
+        "HTTPBIN_URL=http://httpbin.org/ python -m pytest -q -p no:cacheprovider test_requests.py -k "
+        "'test_HTTP_200_OK_GET_ALTERNATIVE' 2>&1 | tail -1")], network_mode="none", remove=True).decode()
+    assert out.strip().startswith("1 failed"), out
