@@ -52,6 +52,9 @@ PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spaw
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
 _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
+# Set once this process is exiting: a sandbox still starting on another thread (a batch worker's
+# trial, when SIGTERM reaches its main thread) must not create a container nobody would remove.
+_exiting = threading.Event()
 
 
 def connect(timeout: float = 5, call_timeout: float = CALL_TIMEOUT):
@@ -288,6 +291,11 @@ class DockerSandbox(Sandbox):
         self.memory, self.pids, self.cpus = memory, pids, cpus
         self.client = client
         self.container = None
+        self._name: str | None = None  # the container's, from the moment it is asked for
+        self._starter: threading.Thread | None = None  # the thread in start(), while it runs
+        self._closed_meanwhile = False
+        self._create_lock = threading.Lock()
+        self._close_lock = threading.Lock()
         self.root = workdir or WORKSPACE
         self.box_dir = BOX_DIR
 
@@ -307,10 +315,21 @@ class DockerSandbox(Sandbox):
     def start(self) -> None:
         """Create and fill the container. Any engine failure is one SandboxError line naming the
         step (never a raw ConnectionError), and nothing is left behind."""
+        step = ["connecting to the engine"]
+        self._starter, self._closed_meanwhile = threading.current_thread(), False
+        try:
+            self._start_or_explain(step)
+        except Exception:
+            if self._closed_meanwhile:  # by another thread: whatever failed after is that close
+                raise SandboxError("the sandbox was closed while it started") from None
+            raise
+        finally:
+            self._starter = None
+
+    def _start_or_explain(self, step: list[str]) -> None:
         import docker
         import requests
 
-        step = ["connecting to the engine"]
         try:
             self._start(step)
         except SandboxError:
@@ -419,10 +438,17 @@ class DockerSandbox(Sandbox):
         if not self.workdir:  # in-image: the repository is the image's own, written in the container's layer
             mounts.insert(0, volume(WORKSPACE, "workspace",
                                     f"size={workspace_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"))
-        self.container = self.client.containers.create(
+        with self._create_lock:
+            if _exiting.is_set():
+                raise SandboxError("this process is exiting: the sandbox was not created")
+            self._name = f"dgym-tui-{self.session_id}"
+            self.container = self._create_container(mounts, labels)
+
+    def _create_container(self, mounts, labels):
+        return self.client.containers.create(
             self.image,
             command=["sleep", "infinity"],
-            name=f"dgym-tui-{self.session_id}",
+            name=self._name,
             init=True,  # reaps zombies left by killed debuggees
             user="0:0" if self.as_root else f"{SANDBOX_UID}:{SANDBOX_UID}",
             working_dir=self.root,
@@ -443,11 +469,28 @@ class DockerSandbox(Sandbox):
         )
 
     def close(self) -> None:
-        container, self.container = self.container, None
-        if container is not None:
+        with self._close_lock:  # two threads closing at once would each skip a volume
+            self._close()
+
+    def _close(self) -> None:
+        if self._starter is not None and self._starter is not threading.current_thread():
+            self._closed_meanwhile = True
+        # A create under way on another thread ends first (the engine makes the container even
+        # if its caller is gone), so there is a container to remove, found by its name.
+        held = self._create_lock.acquire(timeout=CALL_TIMEOUT)
+        try:
+            container, self.container = self.container, None
+            name, self._name = self._name, None
+        finally:
+            if held:
+                self._create_lock.release()
+        if container is not None or name is not None:
             try:
-                container.remove(force=True)
-            except Exception:  # already gone (killed from outside, or engine down)
+                if container is not None:
+                    container.remove(force=True)
+                else:
+                    self.client.api.remove_container(name, force=True)
+            except Exception:  # already gone (killed from outside, or engine down), or never made
                 pass
         while self._volumes:
             try:
@@ -653,5 +696,6 @@ class DockerSandbox(Sandbox):
 
 @atexit.register
 def _remove_live_containers() -> None:
+    _exiting.set()
     for sandbox in list(_live):
         sandbox.close()

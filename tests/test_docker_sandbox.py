@@ -95,6 +95,56 @@ def test_close_removes_the_container(client, example_repo):
     assert not client.containers.list(all=True, filters={"id": cid})
 
 
+def _ours(client, sb) -> list:
+    return client.containers.list(all=True, filters={"label": f"dgym-tui.session={sb.session_id}"})
+
+
+def test_closed_while_its_container_is_being_created_leaves_nothing(client, example_repo, monkeypatch):
+    """A batch worker's SIGTERM closes its sandboxes from the main thread while a trial's thread
+    may be inside the engine's create: the container made then must still be removed."""
+    import threading
+
+    inside, go_on = threading.Event(), threading.Event()
+    create = DockerSandbox._create_container
+
+    def slow_create(self, *args):
+        inside.set()
+        go_on.wait(30)
+        return create(self, *args)
+
+    monkeypatch.setattr(DockerSandbox, "_create_container", slow_create)
+    sb = DockerSandbox(example_repo, image=SANDBOX_IMAGE)
+    failed = []
+    starter = threading.Thread(target=lambda: failed.append(pytest.raises(SandboxError, sb.start)))
+    starter.start()
+    assert inside.wait(60)
+    closer = threading.Thread(target=sb.close)
+    closer.start()
+    time.sleep(0.3)
+    go_on.set()
+    closer.join(60)
+    starter.join(60)
+    assert failed and "closed while it started" in str(failed[0].value)
+    assert _ours(client, sb) == []
+    assert not client.volumes.list(filters={"label": f"dgym-tui.session={sb.session_id}"})
+
+
+def test_no_container_is_created_once_the_process_exits(client, example_repo, monkeypatch):
+    from dgym_tui.sandbox import docker_sandbox
+
+    import threading
+    import weakref
+
+    # this test's own exit: other tests' live sandboxes stay out of it
+    monkeypatch.setattr(docker_sandbox, "_exiting", threading.Event())
+    monkeypatch.setattr(docker_sandbox, "_live", weakref.WeakSet())
+    docker_sandbox._remove_live_containers()  # what atexit runs
+    sb = DockerSandbox(example_repo, image=SANDBOX_IMAGE)
+    with pytest.raises(SandboxError, match="exiting"):
+        sb.start()
+    assert _ours(client, sb) == []
+
+
 @pytest.fixture
 def slow_to_read_heads(monkeypatch):
     """The engine's answers read late, as by a process on a busy machine: the stream's first
