@@ -8,6 +8,7 @@
   FAIL_TO_PASS, PASS_TO_PASS; the last two may be JSON strings holding lists, as in SWE-bench's
   dataset). `repo` is a local git repo (relative to the file), a URL, or GitHub's owner/name; a
   remote one is cloned once (bare) into a cache, so a Task always names a local repo;
+- a checkout of QuixBugs: each of its Python programs a task (batch/quixbugs.py);
 - an optional `task.toml` in a task folder, overriding what is detected (TASK_TOML_KEYS).
 
 Every error is one line naming the file (and line) at fault; nothing runs but git.
@@ -23,6 +24,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+from dgym_tui.batch import quixbugs
 from dgym_tui.batch.spec import Task
 from dgym_tui.core.workspace import patched_files
 
@@ -62,6 +64,8 @@ def load_tasks(path: str | os.PathLike, cache: str | os.PathLike | None = None,
         raise TaskSetError(f"{p}: no such file or folder")
     if p.is_file():
         tasks = read_instances(p, cache, image_template, check_image, repos)
+    elif quixbugs.is_checkout(p.resolve()):
+        tasks = quixbugs.read_checkout(p.resolve(), Path(cache) / "quixbugs" if cache else None)
     else:
         p = p.resolve()
         folders = [p] if _one_task(p) else sorted(
