@@ -404,6 +404,24 @@ def test_missing_task_set_and_another_batchs_run_dir(tmp_path):
     assert f'model: "openai/other" then, "scripted:{script}" now' in done.stderr
 
 
+def test_only_runs_the_tasks_it_names_and_a_pattern_matching_none_is_one_line(tmp_path):
+    tasks = make_task_set(tmp_path / "tasks", ["alpha-1", "alpha-2", "beta"])
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "submit", "arguments": {"message": "no"}}]}]))
+    base = ["dgym-tui", "batch", str(tasks), "--model", f"scripted:{script}", "--sandbox", "local", "--yes",
+            "--workers", "1", "--arm", "a=view,submit"]
+    done = subprocess.run([*base, "--out", str(tmp_path / "none"), "--only", "gamma*"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "dgym-tui batch: --only 'gamma*' matches no task of the set (its tasks: alpha-1, alpha-2, beta)")
+    assert not (tmp_path / "none").exists()
+    done = subprocess.run([*base, "--out", str(tmp_path / "run"), "--only", "alpha-*"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [t.id for t in rd.load_tasks(tmp_path / "run")] == ["alpha-1", "alpha-2"]
+    assert sorted(p.name for p in (tmp_path / "run" / "trials").iterdir()) == ["alpha-1__a__1", "alpha-2__a__1"]
+
+
 def test_live_table_shows_running_trials_with_step_cost_and_totals():
     import io
 

@@ -31,6 +31,8 @@ def parser() -> argparse.ArgumentParser:
                    "only when that test fails at the base and passes with it (no test that fails at the base: "
                    "status no-reproduction)")
     p.add_argument("--base", metavar="REF", help="with --repo: the commit the issues are fixed on (default: HEAD)")
+    p.add_argument("--only", action="append", metavar="ID", default=[],
+                   help="run only the tasks whose id matches (shell-style pattern: sympy__*, gcd); repeatable")
     p.add_argument("--model", metavar="M", required=True, help="a litellm model string, or scripted:FILE")
     p.add_argument("--out", metavar="RUN_DIR", required=True, help="the run directory (made, or gone on with)")
     p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1")
@@ -138,6 +140,18 @@ def parse_arms(values: list[str]) -> list:
     return arms
 
 
+def only_tasks(tasks: list, patterns: list[str]) -> list:
+    """The tasks whose id matches one of the patterns (shell-style: * ? [..]), in the set's order;
+    a pattern that matches none is refused, naming a few ids there are."""
+    from fnmatch import fnmatchcase
+
+    for pattern in patterns:
+        if not any(fnmatchcase(t.id, pattern) for t in tasks):
+            ids = ", ".join(t.id for t in tasks[:5]) + (", …" if len(tasks) > 5 else "")
+            raise UsageError(f"--only {pattern!r} matches no task of the set (its tasks: {ids})")
+    return [t for t in tasks if any(fnmatchcase(t.id, pattern) for pattern in patterns)]
+
+
 def check_model(model: str, api_base: str | None) -> None:
     """Refuse a model that cannot answer before any trial starts: a scripted file that is not
     there, a server nobody listens on, a provider with no key."""
@@ -239,6 +253,8 @@ def _main(args) -> int:
                                check_image=image_checker() if args.executor == "local" else None, repos=args.repos)
     except ValueError as e:  # tasks.TaskSetError, issues.IssueSetError
         raise UsageError(one_line(str(e))) from None
+    if args.only:
+        tasks = only_tasks(tasks, args.only)
     try:
         check_tasks(tasks, args.tests)
     except ValueError as e:
