@@ -346,3 +346,30 @@ def test_what_the_environment_ends_up_with(tmp_path):
         (tmp_path / name).write_text("")
     # numpy: the requirements file took the newest, pip_packages pins 1.25.2; pandas: two, no pin
     assert installed_versions(tmp_path, [["numpy", "pandas>=1"], ["numpy==1.25.2"]]) == ["numpy==1.25.2", "six==1.17.0"]
+
+
+def test_builds_side_by_side_make_one_wheel_builder(tmp_path, monkeypatch):
+    """--jobs: two builds on one Python at once. The builder was made with no lock: each removed
+    the other's half-made venv."""
+    import threading
+
+    from dgym_tui.batch import swebench_wheels
+    from dgym_tui.batch.swebench_image import find_python
+
+    monkeypatch.setattr(swebench_wheels, "wheel_cache", lambda version: tmp_path / "wheels" / f"py{version}")
+    said, made, errors = [], [], []
+
+    def job():
+        try:
+            made.append(swebench_wheels.wheel_builder(find_python("3.11"), "3.11", said.append))
+        except Exception as e:  # raised in the test below
+            errors.append(e)
+
+    jobs = [threading.Thread(target=job) for _ in range(2)]
+    for j in jobs:
+        j.start()
+    for j in jobs:
+        j.join(600)
+    assert not errors and len(made) == 2 and made[0] == made[1], errors
+    assert sum("making a wheel builder" in line for line in said) == 1, said
+    assert subprocess.run([made[0], "-m", "pip", "--version"], capture_output=True).returncode == 0

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import ast
 import configparser
+import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,6 +99,15 @@ def wheel_builder(python: str, version: str, progress: Callable[[str], None]) ->
     """A virtual environment of that Python with a current pip, setuptools and wheel (made once,
     kept beside the wheel cache): the interpreter's own pip may be too old to build (3.6's is 18.1)."""
     venv = wheel_cache(version).parent / f"builder-py{version}"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # Builds side by side (--jobs) share it: one makes it while the others wait (the kernel lets
+    # go of the lock if its holder dies).
+    with open(venv.parent / f".builder-py{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _wheel_builder(python, version, venv, progress)
+
+
+def _wheel_builder(python: str, version: str, venv: Path, progress: Callable[[str], None]) -> str:
     exe = str(venv / "bin" / "python")
     if os.access(exe, os.X_OK) and subprocess.run([exe, "-m", "pip", "--version"], capture_output=True).returncode == 0:
         return exe
@@ -147,8 +158,10 @@ def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
             phase.remove(culprit)
             dropped.append(culprit)
     for wheel in into.glob("*.whl"):
-        if not (cache / wheel.name).exists():
-            shutil.copy2(wheel, cache / wheel.name)
+        if not (cache / wheel.name).exists():  # whole or not at all: another build may read it now
+            part = cache / f".{wheel.name}.{os.getpid()}-{threading.get_ident()}.part"
+            shutil.copy2(wheel, part)
+            os.replace(part, cache / wheel.name)
     return dropped
 
 

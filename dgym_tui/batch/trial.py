@@ -382,7 +382,7 @@ class AgentRun:
                                      task=task_text(session, spec.task))
             if spec.arm.seeker:  # two roles: the arm's tools are the fixer's
                 settings.seeker = spec.arm.seeker.get("model") or spec.seeker
-                settings.seeker_api_base = spec.seeker_api_base
+                settings.seeker_api_base = spec.arm.seeker.get("api_base") or spec.seeker_api_base
                 settings.seeker_form = spec.arm.seeker.get("form", "ask")
                 settings.seeker_steps = spec.seeker_steps
             if spec.tool_format and hasattr(settings, "tool_format"):

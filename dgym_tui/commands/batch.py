@@ -43,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
                         "N successful edits, as debug-gym's debug(5) agent: pdb-after-5=view,grep,edit,eval,pdb@5. "
                         "Two roles: +seeker gives the arm's agent (the fixer) a debug(question) tool that a seeker "
                         "answers with pdb on the same session (pair=view,edit,eval+seeker); +report runs the seeker "
-                        "first and puts its findings in the fixer's task; either =MODEL for this arm's own seeker")
+                        "first and puts its findings in the fixer's task; either =MODEL for this arm's own seeker, "
+                        "=MODEL@URL for one behind its own server")
     p.add_argument("--seeker", metavar="M", help="the seeker's model for arms with +seeker or +report (a litellm "
                    "model string, or scripted:FILE); it gets pdb, view, listdir, grep and eval, never edit")
     p.add_argument("--seeker-api-base", metavar="URL", help="the seeker's OpenAI-compatible server")
@@ -110,7 +111,13 @@ def parse_arms(values: list[str]) -> list:
             if kind.strip() not in ("seeker", "report") or seeker is not None:
                 raise UsageError(f"--arm {value!r}: after the tools, +seeker or +report (once), "
                                  "optionally =MODEL, e.g. pair=view,edit,eval+seeker")
-            seeker = {"form": "ask" if kind.strip() == "seeker" else "report", "model": model.strip() or None}
+            # MODEL@URL: this arm's seeker behind its own server (a second llama-server, say)
+            model, at, url = model.strip().partition("@http")
+            seeker = {"form": "ask" if kind.strip() == "seeker" else "report", "model": model or None}
+            if at:
+                if not model:
+                    raise UsageError(f"--arm {value!r}: +seeker=MODEL@URL needs the MODEL before the URL")
+                seeker["api_base"] = "http" + url
         if not sep or not name:
             raise UsageError(f"--arm {value!r}: write NAME=TOOL,TOOL,… (e.g. with-pdb=pdb,view,edit,eval)")
         if not all(c.isalnum() or c in "-_." for c in name):
@@ -263,9 +270,10 @@ def _main(args) -> int:
         if task.note:
             print(f"{PROG}: {one_line(task.note)}", file=sys.stderr)
     check_model(args.model, args.api_base)
-    for seeker in {arm.seeker.get("model") or args.seeker for arm in arms if arm.seeker}:
+    for seeker, api_base in {(arm.seeker.get("model") or args.seeker, arm.seeker.get("api_base") or args.seeker_api_base)
+                             for arm in arms if arm.seeker}:
         if not seeker.startswith("scripted:"):
-            check_model(seeker, args.seeker_api_base)
+            check_model(seeker, api_base)
     config = BatchConfig(tasks=os.path.abspath(args.tasks), model=args.model, arms=arms, api_base=args.api_base,
                          tool_format=args.tool_format, attempts=args.attempts, max_steps=args.max_steps,
                          max_cost=args.max_cost, trial_timeout=args.trial_timeout,
