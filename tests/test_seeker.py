@@ -4,6 +4,7 @@ Real sessions (local sandbox, real pdb, real git); only the two models are scrip
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,42 @@ def test_the_person_takes_over_a_seekers_turn_and_answers_in_its_place(session):
     assert (found.by, found.answer, found.grounding) == ("person", answer, "no values")
     assert answer in fixer.requests[1]["messages"][-1]["content"]
     assert len(seeker.requests) < 10  # its turn stopped where it was
+
+
+def test_each_arms_seeker_can_have_its_own_server(tmp_path):
+    """+seeker=MODEL@URL: two seekers behind two servers (a 0.5B and a 1.5B llama-server, say) in
+    one batch; litellm's real HTTP path to each (stub servers on 127.0.0.1)."""
+    import subprocess
+    import sys
+
+    from batch_fixtures import folder_of_repos, write_script
+    from stub_llm_server import StubLLMServer
+
+    from dgym_tui.batch import run_dir as rd
+
+    tasks = folder_of_repos(tmp_path / "tasks", ("calc_a",))
+    fixer = write_script(tmp_path / "fixer.json", CALC_FIXER)
+    small, large = StubLLMServer().start(), StubLLMServer().start()
+    try:
+        small.push(*CALC_SEEKER)
+        large.push(*CALC_SEEKER)
+        out = tmp_path / "run"
+        done = subprocess.run([sys.executable, "-m", "dgym_tui", "batch", str(tasks), "--model", fixer, "--out",
+                               str(out), "--sandbox", "local", "--workers", "1", "--yes", "--tool-format", "native",
+                               "--arm", f"small=view,edit,eval+seeker=openai/small@{small.url}",
+                               "--arm", f"large=view,edit,eval+seeker=openai/large@{large.url}"],
+                              capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": "x"})
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert [b["model"] for b in small.bodies] == ["small"] * 4 and [b["model"] for b in large.bodies] == ["large"] * 4
+        results = {r.trial: r for r in rd.load_results(out)}
+        assert {r.status for r in results.values()} == {"resolved"}, {t: r.reason for t, r in results.items()}
+        assert results["calc_a__small__1"].roles["seeker"]["grounded"] == 1
+        arms = {a["name"]: a for a in rd.load_batch(out)["arms"]}
+        assert arms["large"]["seeker"] == {"form": "ask", "model": "openai/large", "api_base": large.url}
+        refused = subprocess.run([sys.executable, "-m", "dgym_tui", "batch", str(tasks), "--model", fixer, "--out",
+                                  str(tmp_path / "x"), "--arm", "p=view,edit+seeker=@http://127.0.0.1:1/v1"],
+                                 capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2 and "needs the MODEL before the URL" in refused.stderr
+    finally:
+        small.stop()
+        large.stop()
