@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -452,3 +453,13 @@ def test_installed_review_hands_the_terminal_to_the_replay_and_back(installed, r
         tmux.close()
     sessions = list((run_dir / "revisions" / "fixed__all__1" / "takeover" / "1" / "sessions").rglob("*.jsonl"))
     assert len(sessions) == 1 and '"taken_over_from"' in sessions[0].read_text().splitlines()[0]
+
+
+def test_a_replay_that_fails_is_said_not_taken_for_no_take_over(real):
+    run_dir, _repos = real
+    run = RunDir.open(run_dir)
+    half = run.trials["half__all__1"]
+    with pytest.raises(rework.ReworkError, match="the replay ended with exit status 3"):
+        rework.replay(run, half, command=[sys.executable, "-c", "raise SystemExit(3)"])
+    assert rework.replay(run, half, command=[sys.executable, "-c", "raise SystemExit(130)"]) is None  # Ctrl-C
+    assert rework.replay(run, half, command=[sys.executable, "-c", "pass"]) is None

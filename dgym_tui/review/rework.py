@@ -220,8 +220,14 @@ def replay(run: RunDir, trial: Trial, command: list[str] | None = None) -> Path 
     session, or None when there was no take-over."""
     copy, data_dir = prepare_replay(run, trial)
     env = dict(os.environ, DGYM_TUI_DATA_DIR=str(data_dir))
-    subprocess.run(command or [sys.executable, "-m", "dgym_tui", "replay", str(copy)], env=env)
-    return taken_over(data_dir)
+    done = subprocess.run(command or [sys.executable, "-m", "dgym_tui", "replay", str(copy)], env=env)
+    taken = taken_over(data_dir)
+    # A take-over's session is kept as it was written, however the replay ended; a replay that
+    # failed with none is not "no take-over" (Ctrl-C, 130, is the person's own way out).
+    if taken is None and done.returncode not in (0, 130):
+        raise ReworkError(f"the replay ended with exit status {done.returncode} (what it said is above in the "
+                          f"terminal; `dgym-tui replay {copy}` opens it again)")
+    return taken
 
 
 def rewrite_repo(source: Path, target: Path, repo: Path, in_image: dict | None = None) -> None:
