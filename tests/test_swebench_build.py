@@ -373,3 +373,38 @@ def test_builds_side_by_side_make_one_wheel_builder(tmp_path, monkeypatch):
     assert not errors and len(made) == 2 and made[0] == made[1], errors
     assert sum("making a wheel builder" in line for line in said) == 1, said
     assert subprocess.run([made[0], "-m", "pip", "--version"], capture_output=True).returncode == 0
+
+
+@pytest.mark.docker
+def test_the_disk_of_images_sharing_layers_counts_them_once(tmp_path):
+    """Two instance images on one environment image: the summary's disk, as the engine has it."""
+    import io
+
+    from conftest import SANDBOX_IMAGE, require_docker
+
+    from dgym_tui.batch.swebench_validation import layer_disk, summary
+
+    client = require_docker()
+    names = {"env": "dgym-tui-test-layers:env", "a": "dgym-tui-test-layers:a", "b": "dgym-tui-test-layers:b"}
+    steps = {"env": f"FROM {SANDBOX_IMAGE}\nRUN head -c 3000000 /dev/urandom > /tmp/env.bin\n",
+             "a": f"FROM {names['env']}\nRUN head -c 1000000 /dev/urandom > /tmp/a.bin\n",
+             "b": f"FROM {names['env']}\nRUN head -c 2000000 /dev/urandom > /tmp/b.bin\n"}
+    try:
+        for key in ("env", "a", "b"):
+            client.images.build(fileobj=io.BytesIO(steps[key].encode()), tag=names[key], labels={"dgym-tui.test": "1"},
+                                network_mode="none", rm=True)
+        env_size = client.images.get(names["env"]).attrs["Size"]
+        a_size, b_size = (client.images.get(names[k]).attrs["Size"] for k in ("a", "b"))
+        on_disk, whole, found = layer_disk(client, [names["a"], names["b"], "dgym-tui-test-layers:gone"])
+        assert found == 2 and whole == a_size + b_size
+        assert on_disk == env_size + (a_size - env_size) + (b_size - env_size)  # the environment once
+        rows = [{"repo": "o/r", "version": "1", "status": "validated", "match": True, "build_seconds": 1,
+                 "own": 0, "size": client.images.get(names[k]).attrs["Size"], "image": names[k]} for k in ("a", "b")]
+        assert f"{on_disk / 1e6:.0f} MB with their shared layers counted once" in summary(rows, client)
+        assert "at most" in summary(rows)  # no engine: the report's upper bound
+    finally:
+        for key in ("a", "b", "env"):
+            try:
+                client.images.remove(names[key], force=True)
+            except Exception:
+                pass

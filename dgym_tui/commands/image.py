@@ -140,7 +140,7 @@ def build_swebench(args) -> int:
         if not report.rows:
             print(f"dgym-tui: {report.path}: no report there", file=sys.stderr)
             return 2
-        print(summary(list(report.rows.values())), end="")
+        print(summary(list(report.rows.values()), _engine()), end="")
         return 0
     try:
         records = read_records(args.instances)
@@ -163,7 +163,7 @@ def build_swebench(args) -> int:
     rows = run_all(records, args.repos, Path(args.validate) if args.validate else None, jobs=args.jobs,
                    base=args.base, rebuild=args.rebuild, say=lambda line: print(line, flush=True))
     if args.validate:
-        print(f"\n{summary(rows)}", end="", flush=True)
+        print(f"\n{summary(rows, _engine())}", end="", flush=True)
         print(f"report: {args.validate}.report.jsonl; logs: {args.validate}.logs/", flush=True)
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 
@@ -183,3 +183,14 @@ def print_coverage(records: list[dict]) -> int:
         with_pdb += counts.get("pdb", 0)
     print(f"| all | {total} | {with_pdb} | {total - with_pdb} |")
     return 0
+
+
+def _engine():
+    """The Docker engine, to measure the images' disk on; None where none answers (the summary
+    then gives its upper bound from the report alone)."""
+    try:
+        from dgym_tui.sandbox.docker_sandbox import connect
+
+        return connect(timeout=3)
+    except Exception:
+        return None
