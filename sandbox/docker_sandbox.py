@@ -51,6 +51,7 @@ def upload_timeout(size: int) -> float:
 PIDS_HEADROOM = 32  # processes of the pids limit a run can never take (see spawn)
 NO_ENGINE_FIX = "start Docker or use --sandbox local; `dgym-tui doctor` explains"
 
+SERVES_LABEL = "dgym-tui.serves"  # an image's services for its tests, comma-separated (httpbin)
 _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 # Set once this process is exiting: a sandbox still starting on another thread (a batch worker's
 # trial, when SIGTERM reaches its main thread) must not create a container nobody would remove.
@@ -296,6 +297,7 @@ class DockerSandbox(Sandbox):
         self._closed_meanwhile = False
         self._create_lock = threading.Lock()
         self._close_lock = threading.Lock()
+        self._extra_hosts: dict[str, str] | None = None
         self.root = workdir or WORKSPACE
         self.box_dir = BOX_DIR
 
@@ -362,7 +364,11 @@ class DockerSandbox(Sandbox):
             step[0] = "preparing the environment image"
             self.prepare()
         step[0] = "checking the image"
-        self.client.images.get(self.image)
+        labels_of_image = self.client.images.get(self.image).labels or {}
+        # An environment image that serves its tests' httpbin inside the container
+        # (batch/swebench_testbed.py): the name its tests hard-code reaches that one.
+        self._extra_hosts = ({"httpbin.org": "127.0.0.1"} if "httpbin" in labels_of_image.get(SERVES_LABEL, "").split(",")
+                             else None)
         # Clearing up after crashed runs overlaps with this start (joined before it returns).
         reaper = threading.Thread(target=reap_orphans, args=(self.client,), daemon=True)
         reaper.start()
@@ -466,6 +472,7 @@ class DockerSandbox(Sandbox):
             environment={"HOME": "/root" if self.as_root else HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                          **passed_env()},
             labels=labels,
+            extra_hosts=self._extra_hosts,
         )
 
     def close(self) -> None:

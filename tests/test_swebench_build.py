@@ -192,6 +192,14 @@ def test_a_whole_file_failed_rows_say_why_in_the_report_and_a_second_run_redoes_
     assert calls == ["o__r-3"]  # only the failed row is tried again
     assert [r["status"] for r in again] == ["validated", "validated", "validated", "failed"]
     assert len(Report(out).rows) == 4
+    # the validating code changed: every row is validated again (its image found, not rebuilt here)
+    validated = []
+    monkeypatch.setattr(validation, "validate", lambda record, progress, logs: validated.append(
+        record["instance_id"]) or validate(record, progress, logs))
+    monkeypatch.setattr(validation, "validator_digest", lambda: "another validator")
+    run_all(rows, str(tmp_path), out, jobs=1, say=said.append)
+    assert validated == ["o__r-0", "o__r-1", "o__r-2"]
+    assert {r["validator"] for r in Report(out).rows.values()} == {"another validator"}
 
 
 def test_the_command_says_a_missing_report_and_bad_jobs_in_one_line(tmp_path):

@@ -135,3 +135,13 @@ def test_a_suite_that_calls_httpbin_runs_against_one_served_in_its_container(tmp
         "HTTPBIN_URL=http://httpbin.org/ python -m pytest -q -p no:cacheprovider test_requests.py -k "
         "'test_HTTP_200_OK_GET_ALTERNATIVE' 2>&1 | tail -1")], network_mode="none", remove=True).decode()
     assert out.strip().startswith("1 failed"), out
+    # the sandbox's containers on such an image: the name httpbin.org itself leads to the served one
+    # (requests 0.14's tests hard-code it, with no $HTTPBIN_URL)
+    from dgym_tui.sandbox.docker_sandbox import DockerSandbox
+
+    (tmp_path / "empty").mkdir()
+    with DockerSandbox(tmp_path / "empty", image=name, workdir="/testbed",
+                       activate="source /opt/miniconda3/bin/activate && conda activate testbed") as box:
+        got = box.exec("python -c \"import urllib.request; r = urllib.request.urlopen('http://httpbin.org/get?x=1', "
+                       "timeout=10); print(r.status, b'127.0.0.1' in r.read() or 'served')\"", timeout=60)
+        assert got.output.split()[:1] == ["200"], got.output

@@ -182,16 +182,17 @@ HTTPBIN_URL = f"http://127.0.0.1:{HTTPBIN_PORT}/"
 
 
 def calls_httpbin(testbed: Path) -> bool:
-    """The repository's tests call httpbin.org (requests' older suites, through $HTTPBIN_URL):
-    SWE-bench ran them with the network; here an httpbin is served inside the container instead,
-    as debug-gym does."""
+    """The repository's tests call httpbin.org (requests' older suites, through $HTTPBIN_URL or by
+    that name): SWE-bench ran them with the network; here an httpbin is served inside the
+    container instead, as debug-gym does, and the name httpbin.org leads there (the sandbox's
+    containers map it to the loopback)."""
     for path in testbed.rglob("*.py"):
         if "test" in path.name or "test" in path.parent.name or path.name == "conftest.py":
             try:
                 text = path.read_text(errors="replace")
             except OSError:
                 continue
-            if "httpbin.org" in text and "HTTPBIN" in text:
+            if "httpbin.org" in text:
                 return True
     return False
 

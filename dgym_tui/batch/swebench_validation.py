@@ -13,6 +13,8 @@ with the dataset's own lists, and reported.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import re
@@ -159,12 +161,16 @@ class Report:
                     continue
                 self.records[record["instance_id"]] = record
 
-    def done(self, instance_id: str, builder: str, validating: bool) -> bool:
-        """Built (and validated, when asked) by this same builder: not redone."""
+    def done(self, instance_id: str, builder: str, validating: bool, validator: str | None = None) -> bool:
+        """Built (and validated, when asked) by this same builder and, for a validated row, the
+        same validating code: not redone. A row of another validator is validated again (its
+        image, of the same builder, is found and kept)."""
         row = self.rows.get(instance_id)
         if not row or row.get("builder") != builder:
             return False
-        return row["status"] == "validated" or (row["status"] == "built" and not validating)
+        if row["status"] == "validated":
+            return validator is None or row.get("validator") == validator
+        return row["status"] == "built" and not validating
 
     def put(self, row: dict, record: dict | None = None) -> None:
         with self._lock:
@@ -183,6 +189,17 @@ def _write_lines(path: Path, rows) -> None:
     os.replace(tmp, path)
 
 
+@functools.cache
+def validator_digest() -> str:
+    """The code that validates (this module, and the harness's runs and log reading in
+    swebench.py): a row validated by other code is validated again."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in ("swebench_validation.py", "swebench.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1, base: str | None = None,
             rebuild: bool = False, say: Callable[[str], None] = print) -> list[dict]:
     """Build (and, with `out`, validate) every record, `jobs` at a time, each with its logs; the
@@ -190,10 +207,10 @@ def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1,
     builder is not done again (unless `rebuild`)."""
     from dgym_tui.batch.swebench_image import build, builder_digest
 
-    builder = builder_digest()
+    builder, validator = builder_digest(), validator_digest()
     report = Report(out) if out is not None else None
     todo = [r for r in records if rebuild or report is None
-            or not report.done(r["instance_id"], builder, validating=True)]
+            or not report.done(r["instance_id"], builder, validating=True, validator=validator)]
     skipped = len(records) - len(todo)
     if skipped:
         say(f"{skipped} of {len(records)} instances already built and validated by this builder (kept)")
@@ -216,7 +233,7 @@ def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1,
             if not quiet:
                 say(f"  {line}")
         row = {"instance_id": instance_id, "repo": record.get("repo"), "version": str(record.get("version")),
-               "builder": builder, "dataset_f2p": len(listed_tests(record.get("FAIL_TO_PASS"))),
+               "builder": builder, "validator": validator, "dataset_f2p": len(listed_tests(record.get("FAIL_TO_PASS"))),
                "dataset_p2p": len(listed_tests(record.get("PASS_TO_PASS")))}
         started = time.monotonic()
         checked = None
