@@ -467,7 +467,9 @@ class DockerSandbox(Sandbox):
             nano_cpus=int(self.cpus * 1e9),
             read_only=not self.workdir,
             mounts=mounts,
-            tmpfs={"/tmp": f"size={self.tmp_size},mode=1777",
+            # exec: as on any machine, what a build unpacks in /tmp is loaded from there (numpy's .so
+            # in pip's build environment; Docker's tmpfs is noexec unless told)
+            tmpfs={"/tmp": f"size={self.tmp_size},mode=1777,exec",
                    HOME: f"size={self.tmp_size},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"},
             environment={"HOME": "/root" if self.as_root else HOME, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                          **passed_env()},

@@ -80,6 +80,13 @@ def test_what_the_sandbox_can_write_is_limited(client, example_repo):
     assert len(names) == 2 and not client.volumes.list(filters={"name": names[0]})  # removed with it
 
 
+def test_what_a_build_unpacks_in_tmp_can_run(box):
+    """/tmp is exec, as on any machine: pip's build environment loads numpy's .so from there (an
+    astropy eval script's `pip install -e .` failed with "failed to map segment")."""
+    ran = box.exec("printf '#!/bin/sh\\necho ran\\n' > /tmp/x.sh && chmod +x /tmp/x.sh && /tmp/x.sh", timeout=30)
+    assert ran.output.strip() == "ran", ran.output
+
+
 def test_writes_stay_in_the_container(box, example_repo):
     box.exec("echo hacked > shopcart/cart.py; rm -f main.py", timeout=30)
     assert "hacked" not in (example_repo / "shopcart" / "cart.py").read_text()

@@ -292,7 +292,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             wanted = [needs] if needs else []
             if target:
                 local = str(context / "testbed") + target[1:]
-                deps = project_dependencies(builder, local, cache, installed_versions(context / "env-wheels", phases))
+                deps = project_dependencies(builder, local, cache, installed_versions(context / "env-wheels", phases),
+                                            progress)
                 wanted.append([local] if deps is None else deps)
             build_wheels(builder, [phase for phase in wanted if phase], context / "wheels", cache, progress)
             httpbin = calls_httpbin(context / "testbed")

@@ -153,6 +153,7 @@ def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
                 continue
             culprit = _culprit(done.stdout + done.stderr, [r for r in phase if r in optional])
             if culprit is None:
+                _said_in_full(progress, done.stdout + done.stderr)
                 raise BuildError(_pip_failure(done.stdout + done.stderr, python))
             progress(f"wheels: {culprit} cannot be had from the package index here: left out")
             phase.remove(culprit)
@@ -186,7 +187,8 @@ def _culprit(output: str, candidates: list[str]) -> str | None:
     return next((c for c in candidates if name(c) in wanted), None)
 
 
-def project_dependencies(python: str, target: str, cache: Path, installed: list[str] = ()) -> list[str] | None:
+def project_dependencies(python: str, target: str, cache: Path, installed: list[str] = (),
+                         progress: Callable[[str], None] | None = None) -> list[str] | None:
     """What installing `target` (/testbed, with its extras) pulls in, pinned as that Python's pip
     resolves it, the project itself left out: read from pip's report of a dry run, which prepares
     the project's metadata and does not build it (astropy's C extensions would be compiled twice,
@@ -207,10 +209,18 @@ def project_dependencies(python: str, target: str, cache: Path, installed: list[
             if "no such option: --report" in done.stderr or "no such option: --dry-run" in done.stderr:
                 return None
         if done.returncode != 0:
+            _said_in_full(progress, done.stdout + done.stderr)
             raise BuildError(_pip_failure(done.stdout + done.stderr, python))
         installs = json.loads(report.read_text()).get("install") or []
     return [f"{item['metadata']['name']}=={item['metadata']['version']}" for item in installs
             if "dir_info" not in (item.get("download_info") or {})]
+
+
+def _said_in_full(progress: Callable[[str], None] | None, output: str, lines: int = 120) -> None:
+    """pip's own words on a failure, its last lines, into the build's log: the one-line cause
+    cannot hold why a build backend failed."""
+    if progress is not None:
+        progress("pip said:\n" + "\n".join(output.rstrip().splitlines()[-lines:]))
 
 
 def _pip_failure(output: str, python: str) -> str:
