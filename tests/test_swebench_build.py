@@ -282,6 +282,13 @@ def test_an_environment_yml_becomes_pip_requirements_and_what_pypi_lacks_is_left
     with pytest.raises(BuildError, match="no-such-package-dgym"):  # a pip requirement is never dropped
         build_wheels(sys.executable, [["no-such-package-dgym==1"]], tmp_path / "w2", tmp_path / "cache", said.append,
                      optional=set())
+    # the report says it: in the row's line and the summary's causes
+    from dgym_tui.batch.swebench_validation import _line
+
+    row = {"instance_id": "pydata__xarray-1", "repo": "pydata/xarray", "version": "0.12", "status": "validated",
+           "f2p": 1, "p2p": 2, "match": True, "seconds": 3, "build_seconds": 2, "own": 0, "left_out": dropped}
+    assert _line(row).endswith("· left out (not on the package index): no-such-conda-only-package-dgym (3 s)")
+    assert "1× conda packages left out: no-such-conda-only-package-dgym" in summary([row])
 
 
 def test_the_datasets_tests_that_fail_for_want_of_a_network_are_named():

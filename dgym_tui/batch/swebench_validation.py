@@ -305,6 +305,8 @@ def _line(row: dict) -> str:
         if row.get("needs_network"):
             parts.append(f"{row['needs_network']['count']} of them need the network")
         said += f" · differs from the dataset ({', '.join(parts)})"
+    if row.get("left_out"):  # an environment.yml's conda packages that PyPI has no release of
+        said += f" · left out (not on the package index): {', '.join(row['left_out'])}"
     return head + said + f" ({row['seconds']:g} s)"
 
 
@@ -354,6 +356,8 @@ def summary(rows: list[dict], client=None) -> str:
                 causes[_cause_kind(r.get("cause", ""))] += 1
             elif r.get("match") is False:
                 causes[differ_cause(r)] += 1
+            if r.get("left_out"):
+                causes[f"conda packages left out: {', '.join(r['left_out'])}"] += 1
         times = [r["build_seconds"] for r in built if r.get("build_seconds")]
         own = sum(r.get("own", 0) for r in built)
         lines.append(f"| {repo} | {version} | {len(group)} | {len(built)} | {len(validated)} | {len(match)} | "
