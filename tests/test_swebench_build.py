@@ -271,6 +271,9 @@ def test_an_environment_yml_becomes_pip_requirements_and_what_pypi_lacks_is_left
     yml = ("name: testbed\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.10\n  - pip\n  - six=1.16\n"
            "  - iniconfig>=1\n  - no-such-conda-only-package-dgym\n  - pip:\n      - pluggy==1.5.0\n")
     assert environment_to_pip(yml) == ["six==1.16.*", "iniconfig>=1", "no-such-conda-only-package-dgym", "pluggy==1.5.0"]
+    # conda's names where PyPI's differ; PyPI's `iris` is a placeholder that raises at import
+    assert environment_to_pip("dependencies:\n  - iris\n  - matplotlib-base=3.5\n  - dask-core\n") == [
+        "scitools-iris", "matplotlib==3.5.*", "dask"]
     phase = environment_to_pip(yml)
     said = []
     dropped = build_wheels(sys.executable, [phase], tmp_path / "wheels", tmp_path / "cache", said.append,
@@ -423,3 +426,17 @@ def test_the_disk_of_images_sharing_layers_counts_them_once(tmp_path):
                 client.images.remove(names[key], force=True)
             except Exception:
                 pass
+
+
+def test_the_environment_gets_the_pip_and_setuptools_of_swebenchs_images():
+    """pip 25.1 has no `setup.py develop` and setuptools 80 makes it a PEP 660 install whose import
+    hook leaves /testbed off sys.path: pylint's suite then finds no checkers (its 'c-extension-no-
+    member' unknown). The environment keeps the tools of SWE-bench's images; older Pythons the last
+    that run on them."""
+    from dgym_tui.batch.swebench_image import _setup_env
+    from dgym_tui.batch.swebench_wheels import env_tools
+
+    script = _setup_env("/opt/py/bin/python3.9", [["six"]], env_tools("3.9"))
+    assert "python -m pip install -q 'pip==24.2' 'setuptools==75.1.0' 'wheel==0.44.0'" in script
+    assert "--upgrade pip setuptools wheel" not in script
+    assert env_tools("3.6") == ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1")

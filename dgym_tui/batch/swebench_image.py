@@ -42,9 +42,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dgym_tui.batch.swebench_specs import SpecsError, harness_scripts
-from dgym_tui.batch.swebench_wheels import (BUILD_TIMEOUT, BuildError, build_requirements, build_wheels, environment_to_pip,
-                                            install_target,
-                                            project_dependencies,
+from dgym_tui.batch.swebench_wheels import (BUILD_TIMEOUT, BuildError, build_requirements, build_wheels, env_tools,
+                                            environment_to_pip, install_target, project_dependencies,
                                             requirement_phases, wheel_builder, wheel_cache)
 from dgym_tui.batch.tasks import find_repo
 from dgym_tui.core.safe_text import visible
@@ -93,14 +92,14 @@ def find_python(version: str) -> str:
 # --- the image ------------------------------------------------------------------------------------
 
 
-def _setup_env(python: str, phases: list[list[str]]) -> str:
+def _setup_env(python: str, phases: list[list[str]], tools: tuple[str, ...]) -> str:
     lines = ["#!/bin/bash", "set -euxo pipefail", f"{python} -m venv {ENV}", "mkdir -p /opt/miniconda3/bin",
              f"cat > /opt/miniconda3/bin/activate <<'EOF_DGYM'\n{CONDA_SHIM}EOF_DGYM",
              f"mkdir -p {INSTANCE_WHEELS}",
              f"printf '[global]\\nno-index = true\\nfind-links =\\n    {WHEELS}\\n    {INSTANCE_WHEELS}\\n"
              "disable-pip-version-check = true\\n' > /etc/pip.conf",
              "source /opt/miniconda3/bin/activate", "conda activate testbed",
-             "python -m pip install -q --upgrade pip setuptools wheel"]
+             f"python -m pip install -q {' '.join(repr(t) for t in tools)}"]
     for n, phase in enumerate(phases):
         lines.append(f"cat > /root/phase{n}.txt <<'EOF_DGYM'\n" + "\n".join(phase) + "\nEOF_DGYM")
         lines.append(f"python -m pip install -r /root/phase{n}.txt")
@@ -285,7 +284,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             cache = wheel_cache(version)
             # the environment: what the spec installs, shared by the instances of its version
             optional = set(environment_to_pip(scripts["environment"])) if scripts.get("environment") else set()
-            left_out = build_wheels(builder, phases, context / "env-wheels", cache, progress, optional)
+            left_out = build_wheels(builder, phases, context / "env-wheels", cache, progress, optional,
+                                    tools=env_tools(version))
             # the instance: what building /testbed needs, and what its install step pulls in
             target = install_target(specs.get("install"))
             needs = build_requirements(context / "testbed")
@@ -315,7 +315,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
                progress, instance_id, rebuild)
         env_digest = _digest(python_digest, phases, sorted(env_names), compiler)
         env_image = f"{ENV_IMAGE}:py{version}-{env_digest}"
-        (context / "setup_env.sh").write_text(_setup_env(os.path.join(prefix, "bin", os.path.basename(python)), phases))
+        (context / "setup_env.sh").write_text(_setup_env(os.path.join(prefix, "bin", os.path.basename(python)), phases,
+                                                               env_tools(version)))
         (context / "env.Dockerfile").write_text(_env_dockerfile(python_image))
         _layer(client, env_image, env_digest, {"Dockerfile": context / "env.Dockerfile",
                                                "wheels": (context / "env-wheels", _readable),

@@ -29,6 +29,18 @@ LAST_TOOLS = {"3.6": ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1"),
               "3.8": ("pip==25.0.1", "setuptools==75.3.0", "wheel==0.45.1")}
 
 
+# The environment's own pip, setuptools and wheel, as SWE-bench's images had them (built in
+# 2024 from conda's python of the time): a newer pip has no `setup.py develop` (25.1) and a newer
+# setuptools makes `develop` a PEP 660 install (80), whose import hook leaves /testbed off
+# sys.path, where a test suite (pylint's) looks for the package.
+SWEBENCH_ERA_TOOLS = ("pip==24.2", "setuptools==75.1.0", "wheel==0.44.0")
+
+
+def env_tools(version: str) -> tuple[str, ...]:
+    """The tools an environment of that Python gets: the last that run on it, else those above."""
+    return LAST_TOOLS.get(version, SWEBENCH_ERA_TOOLS)
+
+
 class BuildError(RuntimeError):
     """An instance that cannot be built here; str() is one line saying what and why."""
 
@@ -47,9 +59,11 @@ def conda_to_pip(words: list[str]) -> list[str]:
     return out
 
 
-# conda packages whose PyPI distribution has another name
+# conda packages whose PyPI distribution has another name; on PyPI, `iris` is a placeholder that
+# raises at import (xarray's suite then fails to collect), SciTools' Iris is `scitools-iris`
 _PYPI_NAMES = {"matplotlib-base": "matplotlib", "pytables": "tables", "msgpack-python": "msgpack",
-               "pyqt": "PyQt5", "python-graphviz": "graphviz"}
+               "pyqt": "PyQt5", "python-graphviz": "graphviz", "iris": "scitools-iris", "dask-core": "dask",
+               "pytorch": "torch"}
 
 
 def environment_to_pip(text: str) -> list[str]:
@@ -125,7 +139,8 @@ def _wheel_builder(python: str, version: str, venv: Path, progress: Callable[[st
 
 
 def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
-                 progress: Callable[[str], None], optional: set[str] = frozenset()) -> list[str]:
+                 progress: Callable[[str], None], optional: set[str] = frozenset(),
+                 tools: tuple[str, ...] = ("pip", "setuptools", "wheel")) -> list[str]:
     """Every package the phases need, as wheels in `into`, built by that Python's pip (so they fit
     it), taking what `cache` already holds and keeping there what was new. A requirement in
     `optional` (a conda package PyPI may not have) that cannot be had is left out of its phase;
@@ -133,7 +148,7 @@ def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
     cache.mkdir(parents=True, exist_ok=True)
     listing = into.parent / "wheels.txt"
     dropped: list[str] = []
-    for phase in [["pip", "setuptools", "wheel"], *phases]:  # the build backend the install step needs
+    for phase in [list(tools), *phases]:  # the build backend the install step needs
         env = dict(os.environ)
         while True:
             listing.write_text("\n".join(phase) + "\n")
