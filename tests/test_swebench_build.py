@@ -131,7 +131,19 @@ def test_pre_install_edits_and_debian_packages_are_told_apart():
 def test_the_computed_lists_against_the_datasets():
     dataset = {"FAIL_TO_PASS": json.dumps(["t::a"]), "PASS_TO_PASS": ["t::b", "t::c"]}
     same = {"FAIL_TO_PASS": json.dumps(["t::a"]), "PASS_TO_PASS": json.dumps(["t::b", "t::c", "t::d"])}
-    assert compare(dataset, same) == {"match": True}  # a test more that passes is not a miss
+    assert compare(dataset, same)["match"] is True  # a test more that passes is not a miss
+    # graded: by the dataset's own lists, the gold patch resolved and the base not, as the harness
+    # grades them (requests' FAIL_TO_PASS holds tests that passed here at the base: still graded)
+    statuses = {"before": {"t::a": "FAILED", "t::b": "PASSED", "t::c": "PASSED"},
+                "after": {"t::a": "PASSED", "t::b": "PASSED", "t::c": "XFAIL"}}
+    assert compare(dataset, {**same, "statuses": statuses})["graded"] is True
+    flaky = {"FAIL_TO_PASS": json.dumps(["t::a"]), "PASS_TO_PASS": json.dumps(["t::b"]),
+             "statuses": {"before": {"t::a": "FAILED", "t::z": "PASSED", "t::b": "PASSED"},
+                          "after": {"t::a": "PASSED", "t::z": "PASSED", "t::b": "PASSED", "t::c": "PASSED"}}}
+    two = {"FAIL_TO_PASS": json.dumps(["t::a", "t::z"]), "PASS_TO_PASS": json.dumps(["t::b", "t::c"])}
+    got = compare(two, flaky)
+    assert got["match"] is False and got["graded"] is True and got["missing_f2p"]["tests"] == ["t::z (PASSED)"]
+    assert compare(two, {**flaky, "statuses": {"before": {}, "after": {"t::a": "PASSED"}}})["graded"] is False
     lost = {"FAIL_TO_PASS": json.dumps([]), "PASS_TO_PASS": json.dumps(["t::b"]),
             "statuses": {"before": {"t::a": "FAILED"}, "after": {"t::a": "FAILED", "t::c": "ERROR"}}}
     got = compare(dataset, lost)

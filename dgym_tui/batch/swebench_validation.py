@@ -124,7 +124,12 @@ def compare(dataset: dict, computed: dict, logs: dict[str, str] | None = None) -
     differ = {"missing_f2p": shown(want_f2p - got_f2p, after), "extra_f2p": shown(got_f2p - want_f2p, before),
               "lost_p2p": shown(want_p2p - got_p2p, after)}
     match = not (differ["missing_f2p"]["count"] or differ["extra_f2p"]["count"] or differ["lost_p2p"]["count"])
-    out = {"match": match, **{k: v for k, v in differ.items() if v["count"]}}
+    # What scoring needs of the environment, by the dataset's own lists as the harness grades them:
+    # the gold patch resolved (every listed test passing) and the base not (a FAIL_TO_PASS failing).
+    passed = ("PASSED", "XFAIL")
+    graded = (all(after.get(t) in passed for t in want_f2p | want_p2p)
+              and not all(before.get(t) in passed for t in want_f2p))
+    out = {"match": match, "graded": graded, **{k: v for k, v in differ.items() if v["count"]}}
     # the dataset's tests that fail here for want of a network (SWE-bench ran them with one)
     offline = network_bound((logs or {}).get("after", ""))
     needs = sorted(t for t in (want_f2p - got_f2p) | (want_p2p - got_p2p) if _is_named(t, offline))
@@ -305,6 +310,8 @@ def _line(row: dict) -> str:
         if row.get("needs_network"):
             parts.append(f"{row['needs_network']['count']} of them need the network")
         said += f" · differs from the dataset ({', '.join(parts)})"
+        if row.get("graded"):
+            said += " · graded as the dataset (gold resolved, base not)"
     if row.get("left_out"):  # an environment.yml's conda packages that PyPI has no release of
         said += f" · left out (not on the package index): {', '.join(row['left_out'])}"
     return head + said + f" ({row['seconds']:g} s)"
@@ -338,18 +345,20 @@ def layer_disk(client, images: list[str]) -> tuple[int, int, int]:
 
 def summary(rows: list[dict], client=None) -> str:
     """A markdown table per repository and version: rows, built, validated, matching the dataset,
-    the median build time, the instances' own disk, and the causes of the others. With an engine
+    graded as the dataset (its lists give the gold patch resolved and the base not), the median
+    build time, the instances' own disk, and the causes of the others. With an engine
     (`client`), the images' disk as measured there, shared layers once."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
         groups[(row.get("repo") or "?", str(row.get("version")))].append(row)
-    lines = ["| repository | version | rows | built | validated | match the dataset | median build s | own disk | causes |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| repository | version | rows | built | validated | match the dataset | graded as the dataset | "
+             "median build s | own disk | causes |", "|---|---|---|---|---|---|---|---|---|---|"]
     totals = defaultdict(float)
     for (repo, version), group in sorted(groups.items()):
         built = [r for r in group if r["status"] in ("built", "validated")]
         validated = [r for r in group if r["status"] == "validated"]
         match = [r for r in validated if r.get("match") is True]
+        graded = [r for r in validated if r.get("graded") or r.get("match") is True]
         causes = defaultdict(int)
         for r in group:
             if r["status"] == "failed":
@@ -360,16 +369,15 @@ def summary(rows: list[dict], client=None) -> str:
                 causes[f"conda packages left out: {', '.join(r['left_out'])}"] += 1
         times = [r["build_seconds"] for r in built if r.get("build_seconds")]
         own = sum(r.get("own", 0) for r in built)
+        median = f"{statistics.median(times):.0f}" if times else "-"
         lines.append(f"| {repo} | {version} | {len(group)} | {len(built)} | {len(validated)} | {len(match)} | "
-                     f"{statistics.median(times):.0f} | {own / 1e6:.0f} MB | "
-                     f"{'; '.join(f'{n}× {why}' for why, n in causes.items()) or '-'} |" if times else
-                     f"| {repo} | {version} | {len(group)} | {len(built)} | {len(validated)} | {len(match)} | - | "
-                     f"{own / 1e6:.0f} MB | {'; '.join(f'{n}× {why}' for why, n in causes.items()) or '-'} |")
+                     f"{len(graded)} | {median} | {own / 1e6:.0f} MB | "
+                     f"{'; '.join(f'{n}× {why}' for why, n in causes.items()) or '-'} |")
         for key, n in (("rows", len(group)), ("built", len(built)), ("validated", len(validated)),
-                       ("match", len(match)), ("own", own)):
+                       ("match", len(match)), ("graded", len(graded)), ("own", own)):
             totals[key] += n
     lines.append(f"| all | | {totals['rows']:.0f} | {totals['built']:.0f} | {totals['validated']:.0f} | "
-                 f"{totals['match']:.0f} | | {totals['own'] / 1e6:.0f} MB | |")
+                 f"{totals['match']:.0f} | {totals['graded']:.0f} | | {totals['own'] / 1e6:.0f} MB | |")
     built = [r for r in rows if r["status"] in ("built", "validated")]
     if built:
         envs = {r.get("env"): r.get("env_size", 0) for r in built if r.get("env")}
