@@ -216,3 +216,26 @@ def test_a_failures_task_reads_the_same_whatever_pytest_took():
 
     assert task("1.95s") == task("0.31s (0:00:00)")
     assert "========= 1 failed, 1 passed =========" in task("1.95s")
+
+
+def test_preference_pairs_stay_within_one_role_and_one_question():
+    """Seekers' examples pair when the same question was asked in two trials of one task (one fed a
+    resolved, approved fix, one did not); never with another question, nor with a fixer's example."""
+    from dgym_tui.review.training import Example, preference_pairs
+
+    def seeker(trial: str, question: str, resolved: bool) -> Example:
+        messages = [{"role": "system", "content": "You are the seeker."}, {"role": "user", "content": question},
+                    {"role": "assistant", "content": f"{trial} looks"}]
+        labels = {"role": "seeker", "status": "resolved" if resolved else "unresolved", "approved": resolved,
+                  "verdict": "approve" if resolved else None}
+        return Example(trial=trial, task="calc", arm="pair", revision=0, origin="agent", labels=labels,
+                       messages=messages)
+
+    fixer = seeker("f", "What does add compute?", False)
+    fixer.messages[0] = {"role": "system", "content": "You are the fixer."}
+    fixer.labels["role"] = "fixer"
+    found = [seeker("a", "What does add compute?", True), seeker("b", "What does add compute?", False),
+             seeker("c", "Where is sub?", False), fixer]
+    pairs = list(preference_pairs(found))
+    assert [(p["chosen"][0]["content"], p["rejected"][0]["content"]) for p in pairs] == [("a looks", "b looks")]
+    assert pairs[0]["labels"]["chosen"]["role"] == pairs[0]["labels"]["rejected"]["role"] == "seeker"
