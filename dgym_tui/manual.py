@@ -385,7 +385,7 @@ def config_page() -> str:
 
 # --- the Python API ----------------------------------------------------------------------------
 
-API = [
+API = [  # (section, object, its members shown: None for all that have a docstring)
     ("Your own agent on a task", "dgym_tui.batch.env.TaskEnv", ["reset", "step", "tools", "patch", "score", "ask", "close"]),
     ("", "dgym_tui.batch.env.Step", None),
     ("", "dgym_tui.batch.tasks.load_tasks", None),
@@ -395,9 +395,12 @@ API = [
      ["start", "send", "set_breakpoint", "run_tests", "run_tool", "shell", "read_source", "diff", "close"]),
     ("", "dgym_tui.core.events.Event", None),
     ("", "dgym_tui.core.state.fold", None),
-    ("Saved sessions", "dgym_tui.sessions.load", None),
-    ("", "dgym_tui.sessions.plan_apply", None),
-    ("", "dgym_tui.sessions.apply", None),
+    ("Saved sessions", "dgym_tui.sessions.list_sessions", None),
+    ("", "dgym_tui.sessions.export.load", None),
+    ("", "dgym_tui.sessions.export.export", None),
+    ("", "dgym_tui.sessions.apply.plan_apply", None),
+    ("", "dgym_tui.sessions.apply.ApplyPlan", None),
+    ("", "dgym_tui.sessions.apply.apply", None),
 ]
 
 
@@ -408,8 +411,9 @@ def api_page() -> str:
         if title:
             lines.append(f"\n## {title}\n")
         lines.append(f"\n::: {target}\n")
-        if members is not None:
-            lines.append("    options:\n      members:\n" + "".join(f"        - {m}\n" for m in members))
+        if members is not None:  # inherited too: Session's operations live in its parts (session_pdb.py…)
+            lines.append("    options:\n      inherited_members: true\n      members:\n"
+                         + "".join(f"        - {m}\n" for m in members))
     return "".join(lines)
 
 
