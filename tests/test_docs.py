@@ -34,6 +34,10 @@ def manual_pages() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
+    import importlib.util
+
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None:
+        pytest.fail('the manual is built by mkdocs: pip install -e ".[docs]" (.ci/run installs it)')
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
                            "-d", str(out)], capture_output=True, text=True, timeout=300,
