@@ -78,6 +78,9 @@ def test_the_fixer_reads_the_seekers_answer_with_the_value_pdb_read(session):
     assert not any("(12, 3)" in str(m.get("content")) for m in state.roles[SEEKER].conversation[:1])
     assert [a.grounding for a in state.answers] == ["grounded"]
     assert not any("touches none" in e.data.message for e in session.events.history if e.kind == "notice")
+    # every call of both roles has its own id in the session (scripts of two roles once shared them)
+    ids = [e.data.call_id for e in session.events.history if e.kind == "tool_result" and e.actor.startswith("agent")]
+    assert len(ids) >= 7 and len(set(ids)) == len(ids), ids
     assert session.run_tests().failed == 0
 
 

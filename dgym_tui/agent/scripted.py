@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -118,7 +119,9 @@ class ScriptedModel:
         step = self._next_step(messages, tools) or self._end(tools)
         text = step.get("text") or ""
         turn = len(self.requests)
-        calls = [make_tool_call(call.get("id") or f"call_s{turn}_{i}", call["name"], _raw(call.get("arguments", {})))
+        # the script's name in the id: a seeker's and a fixer's scripts in one session never share one
+        tag = re.sub(r"[^A-Za-z0-9]+", "-", self.name.split(":", 1)[-1])[:24]
+        calls = [make_tool_call(call.get("id") or f"call_{tag}_{turn}_{i}", call["name"], _raw(call.get("arguments", {})))
                  for i, call in enumerate(step.get("tool_calls") or [])]
         cut = ""
         for start in range(0, len(text), self.chunk_size):
