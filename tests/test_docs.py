@@ -273,3 +273,10 @@ def test_every_picture_the_manual_shows_exists_and_is_made_by_the_screenshot_scr
         assert "Textual" in text or "terminal" in text, name  # a Textual screenshot, not a drawing
     assert "the&#160;agent&#160;asks&#160;you&#160;(as&#160;its&#160;seeker)" in \
         (DOCS / PICTURES["seeker-person"][0]).read_text()
+
+
+def test_every_documented_batch_approves_with_yes():
+    """Without --yes a batch refuses every edit (nobody is there to ask): no page shows one so."""
+    batches = [where for where, argv in documented_commands() if argv[:1] == ["batch"]]
+    assert len(batches) >= 10
+    assert [where for where in batches if " --yes" not in where] == []
