@@ -74,8 +74,9 @@ def main() -> int:
             tool.append(time.perf_counter() - t)
         assert "Pdb command output:\n2" in out.observation and "Context around the current frame" in out.observation
         # whole agent steps, the model's time taken out
-        step = {"tool_calls": [{"name": "pdb", "arguments": {"command": "p 1+1"}}]}
-        model = TimedModel(ScriptedModel([step] * STEPS, name="bench"))
+        # each step its own command: the same call again and again is what the repeat guard stops
+        steps = [{"tool_calls": [{"name": "pdb", "arguments": {"command": f"p 1+{n}"}}]} for n in range(STEPS)]
+        model = TimedModel(ScriptedModel(steps, name="bench"))
         agent = Agent(session, model, mode="auto", max_steps=STEPS, task="measure",
                       policy=Policy.from_config({"allow": ["pdb", "submit"], "ask": []}),
                       auto_answer=lambda r: Answer("approve"))
