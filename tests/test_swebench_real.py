@@ -74,6 +74,10 @@ def instance(request, tmp_path_factory):
     checked = root / "validated.jsonl"
     built = _dgym("image", "swebench", str(path), "--repos", str(repos), "--validate", str(checked))
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
+    # validating leaves no container behind (a second one per instance was made and never removed)
+    import docker
+
+    assert not docker.from_env().containers.list(all=True, filters={"label": f"dgym-tui.instance={record['instance_id']}"})
     lines = built.stdout.strip().splitlines()
     [counted] = [line for line in lines if line.startswith(f"[1/1] {record['instance_id']}: FAIL_TO_PASS ")]
     said = next(line for line in lines if line.startswith(f"{record['instance_id']}: {case['image']} "))
@@ -236,3 +240,28 @@ def test_a_package_with_no_release_for_the_specs_python_is_named_in_one_line(tmp
         build_wheels(builder, [["six"], ["numpy==2.0.0"]], tmp_path / "wheels", tmp_path / "cache",
                      progress=lambda line: None)
     assert str(caught.value) == "numpy==2.0.0: no release of it installs on Python 3.6 here"
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_validation_stopped_by_a_signal_leaves_no_container_and_goes_on_next_time(instance, tmp_path, sig):
+    import signal
+    import time
+
+    import docker
+
+    checked, repos, valid, case = instance
+    client = docker.from_env()
+    label = {"label": f"dgym-tui.instance={valid['instance_id']}"}
+    out = tmp_path / "again.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "dgym_tui", "image", "swebench", str(checked), "--repos", str(repos),
+                             "--validate", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and not client.containers.list(filters=label):
+        time.sleep(0.2)
+    assert client.containers.list(filters=label), "the validation never started its container"
+    started = time.monotonic()
+    proc.send_signal(getattr(signal, sig))
+    _, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 30 and proc.returncode != 0
+    assert "stopped; the report holds what finished" in stderr, stderr
+    assert not client.containers.list(all=True, **{"filters": label})

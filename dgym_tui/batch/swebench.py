@@ -190,6 +190,14 @@ class HarnessScorer:
         self._thread.start()
         return self
 
+    def _wait_ready(self) -> None:
+        """The container started and the base run made, once: by start()'s thread, else here (a
+        second call made a second container, and the first was never removed)."""
+        if self._thread is not None:
+            self._thread.join()
+        elif self.box is None and self._error is None:
+            self._ready()
+
     def _ready(self) -> None:
         from dgym_tui.sandbox.docker_sandbox import DockerSandbox, connect
 
@@ -240,10 +248,7 @@ class HarnessScorer:
         from dgym_tui.batch.spec import Score, ScoringError
         from dgym_tui.sandbox.errors import SandboxError
 
-        if self._thread is None:
-            self._ready()
-        else:
-            self._thread.join()
+        self._wait_ready()
         if self._error is not None:
             e = self._error
             raise ScoringError(f"scoring failed: {e}" if isinstance(e, SandboxError)
@@ -271,10 +276,7 @@ class HarnessScorer:
         needs (its FAIL_TO_PASS and PASS_TO_PASS), not a score. SandboxError when it cannot run."""
         from dgym_tui.sandbox.errors import SandboxError
 
-        if self._thread is None:
-            self._ready()
-        else:
-            self._thread.join()
+        self._wait_ready()
         if self._error is not None:
             raise SandboxError(str(self._error))
         if not patch.strip():

@@ -160,6 +160,7 @@ def build_swebench(args) -> int:
         if not records:
             print(f"dgym-tui: {args.instances}: no instance {', '.join(args.only)}", file=sys.stderr)
             return 2
+    _stop_cleanly()
     rows = run_all(records, args.repos, Path(args.validate) if args.validate else None, jobs=args.jobs,
                    base=args.base, rebuild=args.rebuild, say=lambda line: print(line, flush=True))
     if args.validate:
@@ -194,3 +195,22 @@ def _engine():
         return connect(timeout=3)
     except Exception:
         return None
+
+
+def _stop_cleanly() -> None:
+    """Ctrl-C, SIGTERM or SIGHUP: the validation containers removed at once and the process ended
+    (the builds under way are dropped: the report holds every instance finished, and a run of the
+    same command goes on from there). Waiting for the builds would take minutes."""
+    import signal
+    import sys
+
+    from dgym_tui.lifecycle import install_signal_handlers
+    from dgym_tui.sandbox.docker_sandbox import _remove_live_containers
+
+    def stopped():
+        print("dgym-tui image swebench: stopped; the report holds what finished: the same command goes on",
+              file=sys.stderr, flush=True)
+        _remove_live_containers()
+
+    install_signal_handlers(cleanup=stopped)
+    signal.signal(signal.SIGINT, signal.getsignal(signal.SIGTERM))
