@@ -452,3 +452,36 @@ def test_the_environment_gets_the_pip_and_setuptools_of_swebenchs_images():
     assert "python -m pip install -q 'pip==24.2' 'setuptools==75.1.0' 'wheel==0.44.0'" in script
     assert "--upgrade pip setuptools wheel" not in script
     assert env_tools("3.6") == ("pip==21.3.1", "setuptools==59.6.0", "wheel==0.37.1")
+
+
+def test_a_submodule_comes_from_its_clone_at_the_recorded_commit_and_one_with_none_is_named(tmp_path):
+    """astropy 1.3's astropy_helpers is a submodule: SWE-bench's build had it from the network."""
+    from dgym_tui.batch.swebench_testbed import fill_submodules
+
+    helpers = tmp_path / "work-helpers"
+    helpers.mkdir()
+    git(helpers, "init", "-q", "-b", "main")
+    (helpers / "ah.py").write_text("OLD = 1\n")
+    git(helpers, "add", "-A")
+    git(helpers, "commit", "-q", "-m", "helpers 1")
+    recorded = git(helpers, "rev-parse", "HEAD")
+    (helpers / "ah.py").write_text("NEW = 2\n")
+    git(helpers, "commit", "-q", "-am", "helpers 2")
+    repos = tmp_path / "repos"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(helpers), str(repos / "astropy+astropy-helpers" / "repo")],
+                   check=True)
+    testbed = tmp_path / "testbed"
+    testbed.mkdir()
+    git(testbed, "init", "-q", "-b", "main")
+    (testbed / "setup.py").write_text("import ah_bootstrap\n")
+    (testbed / ".gitmodules").write_text(
+        '[submodule "astropy_helpers"]\n\tpath = astropy_helpers\n\turl = https://github.com/astropy/astropy-helpers.git\n'
+        '[submodule "cextern/gone"]\n\tpath = cextern/gone\n\turl = https://github.com/nobody/gone.git\n')
+    git(testbed, "add", "-A")
+    for path in ("astropy_helpers", "cextern/gone"):
+        git(testbed, "update-index", "--add", "--cacheinfo", f"160000,{recorded},{path}")
+    git(testbed, "commit", "-q", "-m", "base")
+    filled, missing = fill_submodules(testbed, repos)
+    assert filled == ["astropy_helpers"] and (testbed / "astropy_helpers" / "ah.py").read_text() == "OLD = 1\n"
+    assert missing == [f"cextern/gone (https://github.com/nobody/gone.git at {recorded[:12]})"]
+    assert git(testbed, "status", "--porcelain") == ""  # the superproject's status never shows them

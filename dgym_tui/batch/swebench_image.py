@@ -232,6 +232,7 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     saying what cannot be had."""
     from dgym_tui.batch.swebench import image_name
     from dgym_tui.batch.swebench_testbed import (HTTPBIN_ENTRYPOINT, apply_edits, calls_httpbin, fetch, fetch_debs,
+                                                 fill_submodules,
                                                  split_pre_install)
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
@@ -275,6 +276,11 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             testbed = fetch(git_dir, record["base_commit"], context / "testbed")
             if testbed == "archive":
                 progress(f"{instance_id}: the mirror refused a fetch; /testbed is the base's tree in one commit")
+            filled, missing = fill_submodules(context / "testbed", repos)
+            if filled:
+                progress(f"{instance_id}: submodules from the clones under --repos: {', '.join(filled)}")
+            if missing:
+                progress(f"{instance_id}: submodules with no clone under --repos, left empty: {', '.join(missing)}")
             apply_edits(client, base, context / "testbed", edits)
             fetch_debs(client, base, packages, context / "debs")
             compiler = needs_compiler(context / "testbed")
@@ -294,8 +300,17 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
                 local = str(context / "testbed") + target[1:]
                 deps = project_dependencies(builder, local, cache, installed_versions(context / "env-wheels", phases),
                                             progress)
-                wanted.append([local] if deps is None else deps)
+                if deps is not None:
+                    wanted.append(deps)
             build_wheels(builder, [phase for phase in wanted if phase], context / "wheels", cache, progress)
+            if target and deps is None:  # a pip too old to report (3.6's): what it pulls in, from its wheel
+                try:
+                    build_wheels(builder, [[local]], context / "wheels", cache, progress)
+                except BuildError as e:
+                    # a setup.py that needs the environment to run (astropy 1.3's imports numpy): its
+                    # install step in the image then takes what the environment holds, or names what not
+                    progress(f"{instance_id}: the project's own wheel does not build outside its environment "
+                             f"({e}); its install step takes what the environment holds")
             httpbin = calls_httpbin(context / "testbed")
             if httpbin:
                 progress(f"{instance_id}: its tests call httpbin.org: an httpbin is served in the container")

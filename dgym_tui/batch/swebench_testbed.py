@@ -87,6 +87,41 @@ def fetch(git_dir: str, commit: str, into: Path) -> str:
     return f"archive (the mirror lost {', '.join(lost)})" if lost else "archive"
 
 
+def fill_submodules(testbed: Path, repos: str | os.PathLike) -> tuple[list[str], list[str]]:
+    """The base's submodules (astropy 1.3's astropy_helpers), each at its recorded commit, from a
+    clone under `repos`: what SWE-bench's build had from the network (astropy's setup.py then
+    downloads the helpers); their files only, so /testbed's own status and diff never show them.
+    Returns (filled, missing): a submodule with no clone here is named, and left empty."""
+    from dgym_tui.batch.tasks import find_repo
+
+    if not (testbed / ".gitmodules").is_file():
+        return [], []
+    listed = _git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.(path|url)$", cwd=testbed,
+                  check=False).stdout
+    modules: dict[str, dict[str, str]] = {}
+    for line in listed.splitlines():
+        key, _, value = line.partition(" ")
+        name, _, field = key[len("submodule."):].rpartition(".")
+        modules.setdefault(name, {})[field] = value.strip()
+    filled, missing = [], []
+    for module in modules.values():
+        path, url = module.get("path"), module.get("url", "")
+        entry = _git("ls-tree", "HEAD", "--", path, cwd=testbed, check=False).stdout.split() if path else []
+        if len(entry) < 3 or entry[0] != "160000":  # not a gitlink at the base
+            continue
+        m = re.search(r"github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?/?$", url)
+        clone = find_repo(repos, f"{m.group(1)}/{m.group(2)}") if m else None
+        archive = (subprocess.run(["git", "--git-dir", clone, "archive", "--format=tar", entry[2]], capture_output=True)
+                   if clone else None)
+        (testbed / path).mkdir(parents=True, exist_ok=True)  # as a checkout leaves an uninitialised one
+        if archive is None or archive.returncode != 0:
+            missing.append(f"{path} ({url} at {entry[2][:12]})")
+            continue
+        subprocess.run(["tar", "-x", "-C", str(testbed / path)], input=archive.stdout, check=True)
+        filled.append(path)
+    return filled, missing
+
+
 def _has(git_dir: str, commit: str) -> bool:
     return _git("--git-dir", git_dir, "cat-file", "-e", f"{commit}^{{commit}}", check=False).returncode == 0
 
