@@ -212,6 +212,12 @@ def test_a_whole_file_failed_rows_say_why_in_the_report_and_a_second_run_redoes_
     run_all(rows, str(tmp_path), out, jobs=1, say=said.append)
     assert validated == ["o__r-0", "o__r-1", "o__r-2"]
     assert {r["validator"] for r in Report(out).rows.values()} == {"another validator"}
+    # the builder changed: every row is built and validated again
+    calls.clear()
+    monkeypatch.setattr(image, "builder_digest", lambda: "another builder")
+    run_all(rows, str(tmp_path), out, jobs=1, say=said.append)
+    assert calls == ["o__r-0", "o__r-1", "o__r-2", "o__r-3"]
+    assert {r["builder"] for r in Report(out).rows.values()} == {"another builder"}
 
 
 def test_the_command_says_a_missing_report_and_bad_jobs_in_one_line(tmp_path):

@@ -53,6 +53,9 @@ def test_a_package_whose_build_needs_setuptools_scm_builds_offline(tmp_path, mon
     monkeypatch.setattr(image, "builder_digest", lambda: "another builder")
     fresh = image._digest(base, inputs)
     assert fresh != label and image._present(client, name, fresh) is None
+    # and is built again by it, under the same name (the wheels come from the cache this time)
+    rebuilt = image.build(record, repos, progress=lambda line: None)
+    assert rebuilt["built"] is True and client.images.get(name).labels[image.LABEL] == fresh
 
 
 def test_pre_install_edits_run_offline_and_a_failed_step_is_named(tmp_path):
