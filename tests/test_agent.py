@@ -174,6 +174,23 @@ def test_tools_read_search_and_debug(tally, sessions):
     assert out.startswith("Tests: 0 passed, 2 failed, 0 errors") and "tests/test_tally.py::test_mean" in out
 
 
+def test_a_name_given_as_the_entrypoint_leaves_the_program_as_it_is_and_the_command_runs(tally, sessions):
+    """Real small models fill pdb's optional `entrypoint` with a function or test name
+    (`tomorrow_date`, `test.py:test_config_updates`): 25 of the 38 pdb calls the real seekers made on
+    mini_nightmare were refused for it, and the command never ran. Now the command runs where the program is."""
+    s = sessions(tally)
+    label = s.entrypoint_label
+    starts = sum(e.kind == "program_start" for e in s.events.history)
+    out = s.run_tool("pdb", {"command": "b tally/__init__.py:5", "entrypoint": "mean"}, actor=AGENT)
+    assert out.ok, out.observation
+    assert out.observation.startswith(f"The entrypoint was left as it is (`{label}`): cannot tell how to run 'mean'")
+    assert "Breakpoint 1 at tally/__init__.py:5" in out.observation
+    assert sum(e.kind == "program_start" for e in s.events.history) == starts  # nothing was run again
+    out = s.run_tool("pdb", {"command": "c", "entrypoint": "test_tally.py:test_mean"}, actor=AGENT).observation
+    assert out.startswith(f"The entrypoint was left as it is (`{label}`)")
+    assert "Current frame:\ntally/__init__.py:5 in mean" in out
+
+
 def test_edit_and_bash_are_checkpoints_undo_reverts_and_breakpoints_follow(tally, sessions):
     s = sessions(tally)
     s.set_breakpoint("tally/__init__.py", 4)

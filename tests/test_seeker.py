@@ -349,3 +349,27 @@ def test_each_arms_seeker_can_have_its_own_server(tmp_path):
     finally:
         small.stop()
         large.stop()
+
+
+def test_the_seekers_view_and_the_fixers_view_both_run_in_one_session(tmp_path):
+    """A seeker arm's session holds one `view` for two roles: the fixer's, said without breakpoints
+    (`include_line_numbers`), checks the seeker's calls too. On mini_nightmare, 16 of the real
+    seekers' view calls were refused for `include_line_numbers_and_breakpoints`, the name their own
+    schema gave, before view took both."""
+    from dgym_tui.agent.seeker import SEEKER_TOOLS
+    from dgym_tui.batch.trial import arm_tools
+
+    fixer_tools = arm_tools(["view", "edit", "eval"])
+    seeker_tools = {n: t for n, t in arm_tools(list(SEEKER_TOOLS)).items() if n in SEEKER_TOOLS}
+    assert "include_line_numbers_and_breakpoints" in seeker_tools["view"].parameters
+    assert "include_line_numbers_and_breakpoints" not in fixer_tools["view"].parameters
+    s = Session(str(make_repo(tmp_path / "tally", TALLY)), sandbox="local", tools={**seeker_tools, **fixer_tools})
+    s.start()
+    try:
+        for numbered in ("include_line_numbers_and_breakpoints", "include_line_numbers"):
+            out = s.run_tool("view", {"path": "tally/__init__.py", "start": 1, "end": 2, numbered: True}, actor=SEEKER)
+            assert out.ok and "Viewing `tally/__init__.py`, lines 1-2" in out.observation, (numbered, out.observation)
+        out = s.run_tool("view", {"path": "tally/__init__.py", "numbers": True}, actor=SEEKER)
+        assert not out.ok and "view has no argument numbers" in out.observation
+    finally:
+        s.close()

@@ -32,6 +32,9 @@ class Tool:
     description: str = ""
     parameters: dict = {}        # JSON-schema properties, by argument name
     required: tuple[str, ...] = ()
+    # Other spellings the tool takes but does not show (view's two names for its line numbers): two
+    # roles can hold the same tool described two ways, and the session checks with one of them.
+    also_takes: dict = {}
     changes_files: bool = False  # may change the workspace (a "try" applies it as a checkpoint)
     # The tool's part of the agent's system prompt (agent/prompts.py), so that a prompt names
     # only the tools the agent has: `guidance`, lines of the way to work with it (after "- ");
@@ -63,7 +66,8 @@ class Tool:
         null stands for "the default", as many models send it for optional arguments."""
         if not isinstance(args, dict):
             return f"{self.name} takes an object of named arguments"
-        unknown = sorted(set(args) - set(self.parameters))
+        known = {**self.also_takes, **self.parameters}
+        unknown = sorted(set(args) - set(known))
         if unknown:
             return f"{self.name} has no argument {', '.join(unknown)} (it takes {', '.join(self.parameters) or 'none'})"
         for name in self.required:
@@ -72,7 +76,7 @@ class Tool:
         for name, value in args.items():
             if value is None:
                 continue
-            kinds = self.parameters[name].get("type", "string")
+            kinds = known[name].get("type", "string")
             kinds = [kinds] if isinstance(kinds, str) else kinds
             wanted = tuple(t for k in kinds if k != "null" for t in _flat(_TYPES.get(k, object)))
             if isinstance(value, bool) and bool not in wanted:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dgym_tui.core.entrypoint import parse_entrypoint
 from dgym_tui.core.pdb_commands import verb
+from dgym_tui.sandbox.errors import SandboxError
 from dgym_tui.tools.base import Tool, ToolError, ToolOutput, cap
 
 CONTEXT_LINES = 5  # lines shown each side of the current one
@@ -72,8 +74,16 @@ class PdbTool(Tool):
             raise ToolError(f"not sent to pdb: {REFUSED[first_word]}")
         prefix = ""
         if entrypoint and entrypoint.strip() != session.entrypoint_label:
-            session.set_entrypoint(entrypoint.strip(), actor=actor)
-            prefix = f"The program was restarted with the entrypoint `{entrypoint.strip()}`.\n"
+            try:
+                parse_entrypoint(entrypoint.strip())
+            except SandboxError as e:
+                # Small models put a function or test name here (`tomorrow_date`, `test.py:test_x`):
+                # the command still runs, in the program as it is, and the model reads why.
+                prefix = (f"The entrypoint was left as it is (`{session.entrypoint_label}`): {e}. Leave "
+                          "`entrypoint` out to keep it.\n")
+            else:
+                session.set_entrypoint(entrypoint.strip(), actor=actor)
+                prefix = f"The program was restarted with the entrypoint `{entrypoint.strip()}`.\n"
         if command in ("b", "break"):
             return ToolOutput(prefix + warning + "Breakpoints:\n" + session.breakpoints.listing() + "\n")
         if command == "history":

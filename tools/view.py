@@ -23,6 +23,7 @@ class ViewTool(Tool):
         },
     }
     required = ("path",)
+    also_takes = {"include_line_numbers": {"type": ["boolean", "null"]}}
     guidance = "read the failing tests and the code they call (view);"
     brief = "view"
     order = 20
@@ -37,6 +38,7 @@ class ViewTool(Tool):
         fitted.parameters = {**{k: v for k, v in self.parameters.items() if k != NUMBERED},
                              "include_line_numbers": {"type": ["boolean", "null"], "default": True,
                                                       "description": "Prefix each line with its number (default true)."}}
+        fitted.also_takes = {NUMBERED: self.parameters[NUMBERED]}
         return fitted
 
     def run(self, session, actor: str, path: str, start=None, end=None,
