@@ -139,7 +139,7 @@ def test_headless_run_with_yes_fixes_the_bug_and_exits_0(tally, stub_llm, dirs, 
     steps = [ln for ln in out.stdout.splitlines() if ln.startswith("step ")]
     assert len(steps) == 5 and "pdb(command='c')" in steps[1] and "edit(" in steps[3]
     assert "→ (12, 3)" in steps[2] and "Pdb command output" not in out.stdout  # what pdb printed
-    assert "outcome: submitted; tests: 2 passed, 0 failed, 0 errors" in out.stdout
+    assert "outcome: submitted; tests (pytest): 2 passed, 0 failed, 0 errors" in out.stdout
     assert "(12, 3)" in stub_llm.bodies[3]["messages"][-1]["content"]
     assert len(stub_llm.probes) == 1  # auto asked first, and native calls came back
     saved = read_session(record)
@@ -157,7 +157,24 @@ def test_headless_run_without_yes_refuses_what_asks_and_exits_1(tally, stub_llm,
     assert out.returncode == 1, out.stdout + out.stderr
     told = tool_messages(stub_llm.bodies[1])
     assert any("refused: this headless run was started without --yes" in t for t in told)
-    assert "tests: 0 passed, 2 failed" in out.stdout
+    assert "tests (pytest): 0 passed, 2 failed" in out.stdout
+
+
+def test_headless_run_names_the_narrowed_tests_its_outcome_counts(tally, dirs, tmp_path):
+    """The agent narrowed the entrypoint to one file that passes: the outcome line's counts (and
+    the exit code resting on them) are of that file, and the line says so, not of the suite."""
+    import json
+
+    (tally / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
+    script = tmp_path / "narrow.json"
+    script.write_text(json.dumps([
+        {"tool_calls": [{"name": "pdb", "arguments": {"command": "c", "entrypoint": "pytest tests/test_other.py"}}]},
+        {"tool_calls": [{"name": "submit", "arguments": {"message": "the other file passes"}}]}]))
+    out = dgym_run(str(tally), "--sandbox", "local", "--model", f"scripted:{script}", "--mode", "auto",
+                   "--yes", "--max-steps", "3", env=dirs)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "outcome: submitted; tests (pytest tests/test_other.py): 1 passed, 0 failed, 0 errors" in out.stdout, \
+        out.stdout
 
 
 def test_headless_run_usage_errors_exit_2(tally, dirs, tmp_path):

@@ -179,7 +179,7 @@ def test_dgym_tui_run_on_a_debug_gym_folder_evals_its_test_py(mini_nightmare, tm
                           "--session", str(tmp_path / "run.jsonl"), str(mini_nightmare)],
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "tests: 1 passed, 1 failed, 0 errors" in out.stdout, out.stdout
+    assert "tests (pytest test.py): 1 passed, 1 failed, 0 errors" in out.stdout, out.stdout
     told = [e.data.observation for e in read_session(tmp_path / "run.jsonl").events
             if e.kind == "tool_result" and e.data.tool == "eval"]
     assert told and told[0].startswith("Tests: 1 passed, 1 failed, 0 errors\nFailing:\n"

@@ -1,5 +1,7 @@
 """`dgym-tui run REPO --model M`: the agent with no UI, one line per step (dgym_tui/headless.py
-prints them). Exit 0 when the tests pass at the end, 1 when they do not, 2 for a usage error.
+prints them). Exit 0 when the tests pass at the end, 1 when they do not, 2 for a usage error: the
+tests of the entrypoint as it is then (the agent may have narrowed it to one file), named in the
+outcome line.
 
 Calls the policy marks `ask` are refused (the model is told so) unless `--yes` approves them;
 `deny` is refused either way.
@@ -16,7 +18,8 @@ from dgym_tui.commands.options import agent_arguments, agent_settings, configure
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dgym-tui run", description="Run the agent on a repository with no UI: one line per step. "
-        "Exit 0 when the tests pass at the end, 1 when they do not, 2 for a usage error. Calls the "
+        "Exit 0 when the tests pass at the end, 1 when they do not, 2 for a usage error: the tests "
+        "of the entrypoint then (the agent may narrow it to a file), named on the outcome line. Calls the "
         "policy marks `ask` are refused (and the model told so) unless --yes approves them.")
     p.add_argument("repo", nargs="?", help="the repository to debug (default: the bundled example, shopcart)")
     sandbox_arguments(p)
@@ -70,8 +73,9 @@ def main(argv: list[str]) -> int:
             print(f"dgym-tui run: {e}", file=sys.stderr)
             return 2
         outcome = agent.run()
+        ran = one_line(session.tests_command())  # what the counts are of: the entrypoint's files, or all
         tests = session.run_tests()
-        print(visible(f"outcome: {outcome}; tests: {summary(tests)}"), flush=True)
+        print(visible(f"outcome: {outcome}; tests ({ran}): {summary(tests)}"), flush=True)
         if agent.submitted:
             print(visible(f"agent's summary: {agent.submitted}"), flush=True)
         if agent.seeker is not None:

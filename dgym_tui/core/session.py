@@ -282,6 +282,28 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
 
     # --- the tests ----------------------------------------------------------------------------
 
+    def _tests_plan(self, args: str = "", hidden=None) -> tuple[str | None, Entrypoint, str]:
+        """What run_tests(args) runs: an environment's own test command (None when pytest runs),
+        the entrypoint whose environment pytest runs in, and pytest's arguments."""
+        found = self.environment
+        command = found and ((hidden and found.harness_command) or found.test_command)
+        entrypoint = self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", "")
+        if command and not args:
+            return command, entrypoint, args
+        if not args and entrypoint.kind == "pytest":
+            args = shlex.join(entrypoint.args)
+        return None, entrypoint, args
+
+    def tests_command(self, args: str = "", hidden=None) -> str:
+        """The command line run_tests(args) runs, to say what its counts are of: `pytest
+        tests/test_x.py` when the entrypoint names a file, `pytest` for pytest's own discovery,
+        an environment's test command as it is."""
+        command, entrypoint, args = self._tests_plan(args, hidden)
+        if command:
+            return command.strip()
+        env = [f"{name}={value}" for name, value in entrypoint.env]
+        return shlex.join([*env, "pytest", *shlex.split(args)])
+
     @operation()
     def run_tests(self, args: str = "", timeout: float = 600, actor: str = HUMAN, stop_after_hang: bool = False,
                   hidden=None) -> Tests:
@@ -299,19 +321,16 @@ class Session(PdbDoor, WorkspaceDoor, ViewsDoor):
         from dgym_tui.core.test_runs import run_pytest, tests_event
 
         sandbox = self._sandbox()
-        found = self.environment
         with hidden.applied(sandbox) if hidden else contextlib.nullcontext():
-            command = found and ((hidden and found.harness_command) or found.test_command)
-            if command and not args:
+            command, entrypoint, args = self._tests_plan(args, hidden)
+            found = self.environment
+            if command:
                 self.events.emit(Progress(message=f"running tests: {command}…", step="tests"), actor)
                 run = run_pytest(sandbox, [], timeout=timeout, test_timeout=self.test_timeout,
                                  command=f"cd {shlex.quote(sandbox.root)}\n{command}",
                                  stop_after_hang=stop_after_hang)
                 tests = tests_event(run, found.read_statuses(run.output) if found.read_statuses else None)
             else:
-                entrypoint = self.wide_entrypoint or self.entrypoint or Entrypoint("pytest", "")
-                if not args and entrypoint.kind == "pytest":
-                    args = shlex.join(entrypoint.args)
                 self.events.emit(Progress(message=f"running tests {args}".strip() + "…", step="tests"), actor)
                 env = run_environment(entrypoint, sandbox.root,
                                       sandbox.program_env)  # `PYTHONPATH=src pytest` given as the entrypoint
