@@ -141,6 +141,59 @@ def test_preference_pairs_are_one_task_and_one_prompt_chosen_approved_rejected_w
         assert row["chosen"][0]["role"] == row["rejected"][0]["role"] == "assistant"
 
 
+def dpo_export(run_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([shutil.which("dgym-tui"), "export", str(run_path), "--format", "dpo", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+RULE = ("no DPO pairs: pairs are two attempts of one task in one arm (the same prompt), the chosen one "
+        "resolved and approved in `dgym-tui review`, the other unresolved or rejected; ")
+
+
+def test_no_preference_pair_says_which_condition_this_run_fails(run, tmp_path):
+    """0 pairs is not an error (exit 0), but the reason is said on stderr in the run's terms: one
+    attempt per task and arm, no approved trial with a twin, or no worse trial beside it."""
+    from dgym_tui.batch.driver import BatchConfig, run_batch
+    from dgym_tui.batch.executors import LocalExecutor
+    from dgym_tui.batch.spec import Arm, Task
+
+    repo = calc_repo(tmp_path / "repos" / "calc")
+    config = BatchConfig(tasks=str(tmp_path / "repos"), model=write_script(tmp_path / "fix.json", FIX), attempts=1,
+                         sandbox="local", yes=True, workers=1, max_steps=6, arms=[Arm("plain", ["view", "edit", "eval"])])
+    run_batch(tmp_path / "once", config, [Task(id="calc", repo=str(repo))], LocalExecutor(workers=1),
+              write_report=False, reap=False)
+    done = dpo_export(tmp_path / "once")
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.stderr.splitlines()[-1] == "dgym-tui export: " + RULE + "this run has 1 attempt per task and arm"
+
+    # the reviewed run: the debugger arm's approved fix has only a resolved, unrejected twin
+    done = dpo_export(run.path, "--arm", "debugger")
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.stderr.splitlines()[-1].endswith("every trial beside an approved one is resolved and not "
+                                                 "rejected: nothing worse to pair it with"), done.stderr
+    done = dpo_export(run.path, "--only", "approved")
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.stderr.splitlines()[-1].endswith(
+        "this run has 1 attempt per task and arm (of the trials --only approved keeps)"), done.stderr
+    assert "no DPO pairs" not in dpo_export(run.path).stderr  # one pair: nothing to explain
+
+
+def test_no_pair_without_an_approval_says_so():
+    from dgym_tui.review.training import Example, no_pairs_reason, preference_pairs
+
+    def trial(name: str, status: str) -> Example:
+        messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "fix calc"},
+                    {"role": "assistant", "content": name}]
+        return Example(trial=name, task="calc", arm="plain", revision=0, origin="agent", messages=messages,
+                       labels={"status": status, "approved": False, "verdict": None})
+
+    found = [trial("a", "resolved"), trial("b", "unresolved")]
+    assert not list(preference_pairs(found))
+    assert no_pairs_reason(found) == RULE + "none of the 1 resolved trial(s) that have a twin is approved"
+    found = [trial("a", "unresolved"), trial("b", "unresolved")]
+    assert no_pairs_reason(found) == RULE + "no trial that has a twin is resolved"
+
+
 def test_sharegpt_and_atif_and_the_filters(run, tmp_path):
     share = [json.loads(line) for line in export(run, tmp_path / "s.jsonl", "--format", "sharegpt").read_text().splitlines()]
     assert len(share) == 8

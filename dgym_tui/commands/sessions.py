@@ -101,21 +101,24 @@ def _export_run(argv: list[str]) -> int:
     from dgym_tui.review.training import TrainingExportError, write
 
     args = export_run_parser().parse_args(argv)
+    notes: list[str] = []  # why nothing came out, where the format can say
     try:
         if not args.output:
             count = write(args.run_dir, args.format, sys.stdout, only=args.only, arms=args.arm,
-                          all_revisions=args.all_revisions, role=args.role)
+                          all_revisions=args.all_revisions, role=args.role, notes=notes)
             sys.stdout.flush()
         else:
             with open(args.output, "w", encoding="utf-8") as fh:
                 count = write(args.run_dir, args.format, fh, only=args.only, arms=args.arm,
-                              all_revisions=args.all_revisions, role=args.role)
+                              all_revisions=args.all_revisions, role=args.role, notes=notes)
     except TrainingExportError as e:
         raise _Failed(str(e), 2) from None
     except OSError as e:
         raise _Failed(f"cannot write {args.output}: {e.strerror or e}", 2) from None
     where = args.output or "standard output"
     print(one_line(f"dgym-tui export: {count} record(s) in the {args.format} format to {where}"), file=sys.stderr)
+    for note in notes:
+        print(one_line(f"dgym-tui export: {note}"), file=sys.stderr)
     return 0
 
 

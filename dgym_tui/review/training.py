@@ -355,6 +355,41 @@ def preference_pairs(found: list[Example]) -> Iterator[dict]:
                        "tools": good.tools, "labels": {"task": task, "chosen": good.labels, "rejected": bad.labels}}
 
 
+PAIR_RULE = ("pairs are two attempts of one task in one arm (the same prompt), the chosen one resolved and "
+             "approved in `dgym-tui review`, the other unresolved or rejected")
+
+
+def no_pairs_reason(found: list[Example], only: str = "all") -> str:
+    """Why preference_pairs(found) gives none, in terms of this run: the first of its conditions
+    that no task meets (two trials of one prompt; one of them resolved and approved; a worse one
+    beside it)."""
+    kept = "" if only == "all" else f" (of the trials --only {only} keeps)"
+    usable = [ex for ex in found if ex.messages and ex.origin != "edit"]
+    if not usable:
+        return f"no DPO pairs: {PAIR_RULE}; this run has no trial with a readable conversation{kept}"
+    per_arm: dict[tuple[str, str], int] = {}
+    groups: dict[tuple[str, str], list[Example]] = {}
+    for ex in usable:
+        per_arm[ex.task, ex.arm] = per_arm.get((ex.task, ex.arm), 0) + 1
+        groups.setdefault((ex.task, ex.prompt_key), []).append(ex)
+    twins = [g for g in groups.values() if len(g) >= 2]
+    if not twins:
+        most = max(per_arm.values())
+        if most == 1:
+            why = f"this run has 1 attempt per task and arm{kept}"
+        else:
+            why = f"no two attempts of one task in one arm began from the same prompt{kept}"
+        return f"no DPO pairs: {PAIR_RULE}; {why}"
+    among = [ex for g in twins for ex in g]
+    if not any(ex.resolved_and_approved for ex in among):
+        resolved = sum(ex.labels["status"] == "resolved" for ex in among)
+        why = (f"none of the {resolved} resolved trial(s) that have a twin is approved" if resolved
+               else "no trial that has a twin is resolved")
+        return f"no DPO pairs: {PAIR_RULE}; {why}{kept}"
+    return (f"no DPO pairs: {PAIR_RULE}; every trial beside an approved one is resolved and not "
+            f"rejected: nothing worse to pair it with{kept}")
+
+
 def _arguments(arguments):
     if isinstance(arguments, str):
         try:
@@ -368,14 +403,16 @@ def _arguments(arguments):
 
 
 def write(run_dir: str | Path, fmt: str, out, only: str = "all", arms: list[str] | tuple = (),
-          all_revisions: bool = False, role: str | None = None) -> int:
-    """The export as JSON lines on the text stream `out`; returns how many records."""
+          all_revisions: bool = False, role: str | None = None, notes: list[str] | None = None) -> int:
+    """The export as JSON lines on the text stream `out`; returns how many records. notes, when
+    given, gets a line that says why no record came out where the format can say (dpo's pairs)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     hidden = secrets()
     found = examples(run_dir, only=only, arms=arms, all_revisions=all_revisions, role=role)
     if fmt == "dpo":
-        records = preference_pairs(list(found))
+        found = list(found)
+        records = preference_pairs(found)
     else:
         make = {"sft": sft_record, "sharegpt": sharegpt_record, "atif": atif_record}[fmt]
         records = (make(ex) for ex in found)
@@ -385,6 +422,8 @@ def write(run_dir: str | Path, fmt: str, out, only: str = "all", arms: list[str]
             continue
         out.write(redact(json.dumps(record, ensure_ascii=False), hidden) + "\n")
         count += 1
+    if fmt == "dpo" and not count and notes is not None:
+        notes.append(no_pairs_reason(found, only))
     return count
 
 
