@@ -67,6 +67,27 @@ def test_doctor_without_engine_explains_and_names_keys_only(monkeypatch):
     assert out.returncode == 0
 
 
+def test_doctor_asks_no_key_of_a_server_given_by_api_base(stub_llm, monkeypatch):
+    """A local server (--api-base) needs no provider key: doctor says so, no warning to set one.
+    Without a model to try, no key set is still the warning."""
+    from dgym_tui.config import PROVIDER_KEYS
+
+    stub_llm.push({"tool_calls": [{"name": "view", "arguments": {"path": "README.md"}}]})
+    keyless = {**{k: "" for k in PROVIDER_KEYS}, "DOCKER_HOST": "unix:///nonexistent.sock"}
+    out = run("doctor", "--model", "openai/stub", "--api-base", stub_llm.url, env=keyless)
+    keys = [ln for ln in out.stdout.splitlines() if "LLM keys" in ln]
+    assert keys == [f"[ ok ] LLM keys: none needed for a local server at {stub_llm.url} (--api-base)"], out.stdout
+    assert "[ ok ] model openai/stub: native tool calls come back" in out.stdout, out.stdout
+
+    from dgym_tui.commands.doctor import check_llm_keys
+
+    for name in PROVIDER_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    assert check_llm_keys("ollama/llama3").line() == \
+        "[ ok ] LLM keys: none needed for ollama's local server at http://localhost:11434"
+    assert check_llm_keys("openai/gpt-4o").level == check_llm_keys().level == "warn"
+
+
 @pytest.mark.docker
 def test_doctor_with_engine_checks_the_image():
     from conftest import require_docker

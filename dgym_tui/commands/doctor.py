@@ -95,9 +95,19 @@ def check_terminal() -> Check:
     return Check("ok", "terminal", f"{shown}, {colors}")
 
 
-def check_llm_keys() -> Check:
+KEYLESS_PROVIDERS = ("ollama/", "ollama_chat/")  # served on one's own machine: no key asked
+
+
+def check_llm_keys(model: str | None = None, api_base: str | None = None) -> Check:
+    """The provider keys set (names only). None set is a warning, unless the model to try is
+    served by a server of one's own (--api-base, Ollama), which asks for none."""
     present = [k for k in PROVIDER_KEYS if os.environ.get(k)]
     if not present:
+        if api_base:
+            return Check("ok", "LLM keys", f"none needed for a local server at {api_base} (--api-base)")
+        if model and model.startswith(KEYLESS_PROVIDERS):
+            base = os.environ.get("OLLAMA_API_BASE") or "http://localhost:11434"  # litellm's default too
+            return Check("ok", "LLM keys", f"none needed for {model.split('/', 1)[0]}'s local server at {base}")
         return Check("warn", "LLM keys", "none set", "set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY to use the agent; "
                      "the debugger works without one")
     return Check("ok", "LLM keys", ", ".join(present) + " set (values never shown)")
@@ -221,7 +231,7 @@ def run(image: str | None = None, out=print, ray: str | None = None, model: str 
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE
 
     checks = [check_python(), check_git(), *check_docker(image or DEFAULT_IMAGE), check_bwrap(),
-              check_terminal(), check_llm_keys(), check_mcp(),
+              check_terminal(), check_llm_keys(model, api_base), check_mcp(),
               *(check_ray(ray, image or DEFAULT_IMAGE) if ray else []),
               *(check_model(model, api_base) if model else [])]
     for c in checks:
