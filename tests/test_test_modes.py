@@ -127,6 +127,35 @@ def test_a_mode_that_means_nothing_is_refused_in_one_line(tmp_path):
         assert said in done.stderr, done.stderr
 
 
+def _tests_line(run) -> str:
+    return next(ln for ln in (run / "summary.md").read_text().splitlines() if ln.startswith("Tests: "))
+
+
+def test_the_report_says_a_task_with_no_hidden_tests_is_scored_by_its_own_suite(tmp_path):
+    """debug-gym's folders have no hidden tests: each is scored against the test.py the agent saw
+    and ran, so summary.md must not say SWE-bench's rule (the agent never sees the tests); a set
+    with both kinds says how many of each."""
+    script = write_script(tmp_path / "submit.json", [{"tool_calls": [{"name": "submit", "arguments": {"message": "no"}}]}])
+
+    def batch(tasks, out):
+        done = subprocess.run([sys.executable, "-m", "dgym_tui", "batch", str(tasks), "--model", script, "--out",
+                               str(out), "--sandbox", "local", "--yes", "--workers", "2", "--arm", "a=view,submit"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return out
+
+    own = batch(debug_gym_folder(tmp_path / "dg"), tmp_path / "own")
+    assert _tests_line(own) == ("Tests: the tasks' own suites (no hidden tests: each task is scored against the "
+                                "tests the agent could see and run).")
+    assert "SWE-bench's rule" not in (own / "report.html").read_text()
+    toml_task(tmp_path / "dg" / "tomled")  # a third task, whose task.toml hides a test file
+    mixed = batch(tmp_path / "dg", tmp_path / "mixed")
+    assert _tests_line(mixed) == (
+        "Tests: --tests hidden (SWE-bench's rule: the agent never sees the task's tests) for the 1 task(s) with "
+        "hidden tests; their own suites for the 2 task(s) with none (each scored against the tests the agent "
+        "could see and run).")
+
+
 def test_batch_help_lists_the_three_modes():
     done = subprocess.run([sys.executable, "-m", "dgym_tui", "batch", "--help"], capture_output=True, text=True,
                           timeout=60)

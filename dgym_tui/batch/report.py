@@ -139,7 +139,7 @@ def summary_md(run_dir: Path) -> str:
     lines += [f"{len(results)} trial(s) finished; {attempts} attempt(s) per task and arm. "
               "Rate: resolved over scored trials (errors counted apart), 95% Wilson interval."
               + (" pass@k: the unbiased estimate from each task's scored attempts." if attempts > 1 else ""), "",
-              f"Tests: {_md(tests_said(figures, config))}.", ""]
+              f"Tests: {_md(tests_said(figures, config, _tasks(run_dir)))}.", ""]
     lines += ["| arm | tools |", "|---|---|"]
     lines += [f"| {_md(name)} | {_md(_arm_label(arm))} |" for name, arm in figures["arms"].items()]
     ks = [str(k) for k in range(1, attempts + 1)] if attempts > 1 else []
@@ -191,14 +191,42 @@ def summary_md(run_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tests_said(figures: dict, config: dict) -> str:
-    """What the agent saw of the hidden tests (--tests), in words."""
-    from dgym_tui.batch.test_modes import SAID
+OWN_SUITES = "the tasks' own suites (no hidden tests: each task is scored against the tests the agent could see and run)"
+
+
+def tests_said(figures: dict, config: dict, tasks: list | None = None) -> str:
+    """What the agent saw of the hidden tests (--tests), in words. tasks (tasks.jsonl's): which
+    of them have hidden tests at all (a test patch, hidden files); a task with none (a
+    debug-gym-style folder) is scored against its own suite, which the agent saw, and an open
+    issue by the reproduction the agent writes, so --tests hidden says nothing true of them."""
+    from dgym_tui.batch.test_modes import SAID, hidden_tests
 
     mode = figures.get("tests") or config.get("tests") or "hidden"
     if mode == "mixed":
         return "mixed: " + "; ".join(f"{name} {'/'.join(f['tests'])}" for name, f in figures["arms"].items())
-    return "--tests " + SAID.get(mode, mode)
+    said = "--tests " + SAID.get(mode, mode)
+    if mode != "hidden" or not tasks:
+        return said
+    issues = sum(1 for t in tasks if t.issue is not None)
+    hidden = sum(1 for t in tasks if t.issue is None and hidden_tests(t))
+    own = len(tasks) - issues - hidden
+    parts = []
+    if hidden:
+        parts.append(said + (f" for the {hidden} task(s) with hidden tests" if own or issues else ""))
+    if own:
+        parts.append(OWN_SUITES if not hidden and not issues else
+                     f"their own suites for the {own} task(s) with none (each scored against the tests the "
+                     "agent could see and run)")
+    if issues:
+        parts.append(f"{issues} open issue(s), scored by the reproduction the agent writes (no hidden tests)")
+    return "; ".join(parts)
+
+
+def _tasks(run_dir: Path) -> list | None:
+    try:
+        return rd.load_tasks(run_dir)
+    except rd.RunDirError:
+        return None
 
 
 def _md(text) -> str:
@@ -303,7 +331,7 @@ def report_html(run_dir: Path, replays: set[str] | None = None) -> str:
            f"<title>dgym-tui batch: {_e(config.get('model'))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
            f"<h1>Batch: {_e(config.get('model'))} on {_e(config.get('tasks'))}</h1>\n",
            "".join(f"<p class=\"warning\"><strong>WARNING: {_e(w)}</strong></p>\n" for w in figures["warnings"]),
-           f"<p id=\"tests-mode\">Tests: {_e(tests_said(figures, config))}.</p>\n",
+           f"<p id=\"tests-mode\">Tests: {_e(tests_said(figures, config, _tasks(run_dir)))}.</p>\n",
            f"<p class=\"muted\">{len(results)} trial(s) finished; {_e(attempts)} attempt(s) per "
            f"task and arm; max steps {_e(config.get('max_steps'))}; sandbox {_e(config.get('sandbox'))}. The rate is "
            "resolved over scored trials (errors, ours or the provider's, are counted apart), with a 95% Wilson "
