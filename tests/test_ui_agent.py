@@ -99,6 +99,27 @@ async def test_the_person_rejects_tries_and_approves_with_keys(session):
         assert any("agent submitted: mean divided by n - 1 instead of n" in t for t in shown)
 
 
+async def test_no_cost_figure_shows_before_the_models_first_reply(session, stub_llm):
+    """Before any reply nothing is priced: the status bar and the agent pane show no figure (never
+    a false $0), then "?" once a reply of a model with no known price came back."""
+    stub_llm.push({"delay": 6, "text": "Nothing to do.",
+                   "tool_calls": [{"name": "submit", "arguments": {"message": "done"}}]})
+    agent = AgentSettings(model="openai/stub", api_base=stub_llm.url, mode="auto", max_steps=3, tool_format="native")
+    app = DgymApp(session, agent_settings=agent)
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.main.query_one(StatusBar)
+        await wait_for(pilot, lambda: app.main.state.agent.state == "running" and stub_llm.requests, timeout=60,
+                       what="the first request under way")
+        await pilot.pause()
+        assert str(bar.query_one("#sb-cost").render()) == "cost: –"
+        assert str(app.main.query_one(AgentPanel).query_one("#agent-state").render()).split("\n")[0].endswith(" tok · –")
+        assert not any(e.kind == "model_reply" for e in session.events.history)  # still the first request
+        await wait_for(pilot, lambda: any(e.kind == "model_reply" for e in session.events.history), timeout=60,
+                       what="the first reply")
+        await pilot.pause()
+        assert str(bar.query_one("#sb-cost").render()) == "cost: ?"
+
+
 async def test_a_reject_and_its_comment_typed_at_once_reach_the_agent(session):
     """`r` and the comment typed together (a busy app, a quick typist): the comment prompt opens
     from a message the agent pane sends, after `r` has been handled; the letters typed meanwhile

@@ -30,6 +30,7 @@ class AgentView:
     step: int = 0
     tokens: int = 0
     cost: float | None = 0.0       # None once a reply had no known price
+    replies: int = 0               # the model's replies so far: before the first, no cost to show (not $0)
     reason: str = ""
     max_steps: int | None = None
     max_cost: float | None = None
@@ -234,6 +235,7 @@ class DebugState:
             self.agent.conversation = before.conversation[:d.resumed]
             self.agent.origins = before.origins[:d.resumed]
             self.agent.step, self.agent.tokens, self.agent.cost = before.step, before.tokens, before.cost
+            self.agent.replies = before.replies
         return {"agent"}
 
     def _tools_unlocked(self, d: ev.ToolsUnlocked, actor: str) -> set[str]:
@@ -266,6 +268,7 @@ class DebugState:
         agent = self._view(actor)
         agent.streaming, agent.retry = d.text, ""
         agent.tokens += d.prompt_tokens + d.completion_tokens
+        agent.replies += 1
         agent.cost = None if agent.cost is None or d.cost is None else agent.cost + d.cost
         return {"agent"}
 

@@ -433,7 +433,7 @@ class MainScreen(PaneLayout, DebuggerActions, Screen):
         if agent.state != "off":
             self._composed(StatusBar).set_agent(
                 f"{agent.mode} · {agent.state}", (agent.model + (" (scripted)" if agent.scripted else "")) or "–",
-                agent.tokens, agent.cost, step=agent.step, retry=agent.retry)
+                agent.tokens, agent.cost, step=agent.step, retry=agent.retry, replies=agent.replies)
         if agent.state != "off" and "agent" in self.hidden and not self.app.agents.hidden_by_person:
             self.show_agent_pane()
         if "approval" in aspects:

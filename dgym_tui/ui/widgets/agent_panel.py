@@ -23,6 +23,7 @@ from dgym_tui.core import events as ev
 from dgym_tui.core.safe_text import one_line, visible
 from dgym_tui.core.state import AgentView
 from dgym_tui.ui.widgets.diff_view import DiffView
+from dgym_tui.ui.widgets.status_bar import cost_text
 
 STATES = {"off": "off", "running": "working…", "waiting": "waiting", "paused": "paused",
           "limit": "stopped at a limit", "error": "stopped on an error", "submitted": "submitted",
@@ -79,7 +80,7 @@ class AgentPanel(Vertical, can_focus=True):
         self.agent = agent
         if not self.children:  # in the DOM, not composed yet (its mount is under way): on_mount shows it
             return
-        cost = "?" if agent.cost is None else f"${agent.cost:.4f}"
+        cost = cost_text(agent.cost, agent.replies)
         limit = f"/{agent.max_steps}" if agent.max_steps else ""
         state = STATES.get(agent.state, agent.state)
         lines = [f"{state} · {agent.mode} mode · {agent.step}{limit} steps · {agent.tokens:,} tok · {cost}"]

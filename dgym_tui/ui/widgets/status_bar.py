@@ -12,6 +12,14 @@ from dgym_tui.core.safe_text import one_line
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
+def cost_text(cost: float | None, replies: int) -> str:
+    """The agent's cost so far: "–" before the model's first reply (nothing priced yet: never a
+    false $0), "?" once a reply had no known price, else dollars."""
+    if not replies:
+        return "–"
+    return "?" if cost is None else f"${cost:.4f}"
+
+
 class StatusBar(Horizontal):
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $text; }
@@ -41,7 +49,7 @@ class StatusBar(Horizontal):
         yield Label("agent: off", id="sb-agent", classes="agent")
         yield Label("model: –", id="sb-model", classes="agent")
         yield Label("tokens: 0", id="sb-tokens", classes="agent")
-        yield Label("cost: $0.00", id="sb-cost", classes="agent")
+        yield Label("cost: –", id="sb-cost", classes="agent")
 
     def set_sandbox(self, kind: str, description: str, isolated: bool, python: str = "") -> None:
         # docker shows its image; local and bwrap their kind and the interpreter that runs the
@@ -75,14 +83,15 @@ class StatusBar(Horizontal):
         self._spin()
 
     def set_agent(self, mode: str = "off", model: str = "–", tokens: int = 0, cost: float | None = 0.0,
-                  step: int = 0, retry: str = "") -> None:
+                  step: int = 0, retry: str = "", replies: int = 0) -> None:
         """The agent's slots (shown once there is an agent): mode and state (or a retry under
-        way), model, step, tokens, cost ("?" when the price is unknown, never a false $0)."""
+        way), model, step, tokens, cost ("–" before the model's first reply, "?" when the price
+        is unknown: never a false $0)."""
         self.add_class("-agent")
         self.query_one("#sb-agent", Label).update(Content(one_line(f"agent: {retry or mode}")))
         self.query_one("#sb-model", Label).update(Content(f"model: {one_line(model)}"))
         self.query_one("#sb-tokens", Label).update(f"step {step} · {tokens:,} tokens")
-        self.query_one("#sb-cost", Label).update("cost: ?" if cost is None else f"cost: ${cost:.4f}")
+        self.query_one("#sb-cost", Label).update(f"cost: {cost_text(cost, replies)}")
 
     def end_progress(self) -> None:
         """Progress over (e.g. tests ran): show the debugger's state again."""
