@@ -39,7 +39,8 @@ def sandbox_arguments(p: argparse.ArgumentParser) -> None:
 def agent_arguments(p: argparse.ArgumentParser, modes: list[str]) -> None:
     p.add_argument("--model", metavar="M",
                    help="an LLM for the agent: any litellm model string (openai/gpt-4o, anthropic/..., "
-                        "openai/NAME with --api-base for Ollama/vLLM), or scripted:FILE (default: config.toml)")
+                        "openai/NAME with --api-base for llama.cpp/Ollama/vLLM), or scripted:FILE, a JSON list of "
+                        "replies (scripted:shopcart: the one bundled for the example) (default: config.toml)")
     p.add_argument("--api-base", metavar="URL", help="an OpenAI-compatible server, e.g. http://localhost:11434/v1")
     p.add_argument("--mode", choices=modes,
                    help="step: every agent action waits for you; auto: only what the policy marks `ask` waits"
