@@ -176,7 +176,7 @@ def test_tools_read_search_and_debug(tally, sessions):
 
 def test_a_name_given_as_the_entrypoint_leaves_the_program_as_it_is_and_the_command_runs(tally, sessions):
     """Real small models fill pdb's optional `entrypoint` with a function or test name
-    (`tomorrow_date`, `test.py:test_config_updates`): 25 of the 38 pdb calls the real seekers made on
+    (`tomorrow_date`, `test.py:test_config_updates`): 26 of the 38 pdb calls the real seekers made on
     mini_nightmare were refused for it, and the command never ran. Now the command runs where the program is."""
     s = sessions(tally)
     label = s.entrypoint_label
