@@ -14,8 +14,9 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 def cost_text(cost: float | None, replies: int) -> str:
     """The agent's cost so far: "–" before the model's first reply (nothing priced yet: never a
-    false $0), "?" once a reply had no known price, else dollars."""
-    if not replies:
+    false $0), "?" once a reply had no known price, else dollars. A cost above zero is shown
+    whatever the count says (a state folded before replies were counted)."""
+    if not replies and not cost:
         return "–"
     return "?" if cost is None else f"${cost:.4f}"
 
