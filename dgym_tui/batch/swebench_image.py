@@ -93,7 +93,10 @@ def find_python(version: str) -> str:
 
 
 def _setup_env(python: str, phases: list[list[str]], tools: tuple[str, ...]) -> str:
-    lines = ["#!/bin/bash", "set -euxo pipefail", f"{python} -m venv {ENV}", "mkdir -p /opt/miniconda3/bin",
+    # --copies: the environment's python is a file of its own, as conda's is. A symlink to the
+    # Python layer's binary resolves out of the environment, and tools that take the real path of
+    # sys.executable then run the bare interpreter (tox-current-env: sphinx's "No module named pytest").
+    lines = ["#!/bin/bash", "set -euxo pipefail", f"{python} -m venv --copies {ENV}", "mkdir -p /opt/miniconda3/bin",
              f"cat > /opt/miniconda3/bin/activate <<'EOF_DGYM'\n{CONDA_SHIM}EOF_DGYM",
              f"mkdir -p {INSTANCE_WHEELS}",
              f"printf '[global]\\nno-index = true\\nfind-links =\\n    {WHEELS}\\n    {INSTANCE_WHEELS}\\n"
