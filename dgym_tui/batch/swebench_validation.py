@@ -205,6 +205,11 @@ def validator_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+# Set when the run is being stopped (Ctrl-C, SIGTERM, SIGHUP: commands/image.py): what ends after
+# that ended because its containers were removed, and is not written as the instance's result.
+STOPPING = threading.Event()
+
+
 def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1, base: str | None = None,
             rebuild: bool = False, say: Callable[[str], None] = print) -> list[dict]:
     """Build (and, with `out`, validate) every record, `jobs` at a time, each with its logs; the
@@ -267,6 +272,8 @@ def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1,
             if log_file:
                 log_file.close()
         row["seconds"] = round(time.monotonic() - started, 1)
+        if STOPPING.is_set():  # its containers were removed under it: not a result, redone next run
+            return row
         if report is not None:
             report.put(row, checked)
         with lock:

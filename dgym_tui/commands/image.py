@@ -163,6 +163,10 @@ def build_swebench(args) -> int:
     _stop_cleanly()
     rows = run_all(records, args.repos, Path(args.validate) if args.validate else None, jobs=args.jobs,
                    base=args.base, rebuild=args.rebuild, say=lambda line: print(line, flush=True))
+    from dgym_tui.batch.swebench_validation import STOPPING
+
+    if STOPPING.is_set():  # stopped by a signal: what finished is in the report; nothing more to say
+        return 130
     if args.validate:
         print(f"\n{summary(rows, _engine())}", end="", flush=True)
         print(f"report: {args.validate}.report.jsonl; logs: {args.validate}.logs/", flush=True)
@@ -208,6 +212,9 @@ def _stop_cleanly() -> None:
     from dgym_tui.sandbox.docker_sandbox import _remove_live_containers
 
     def stopped():
+        from dgym_tui.batch.swebench_validation import STOPPING
+
+        STOPPING.set()
         print("dgym-tui image swebench: stopped; the report holds what finished: the same command goes on",
               file=sys.stderr, flush=True)
         _remove_live_containers()
