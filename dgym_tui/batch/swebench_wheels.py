@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import dataclasses
 import fcntl
 import json
 import os
@@ -43,6 +44,72 @@ def env_tools(version: str) -> tuple[str, ...]:
 
 class BuildError(RuntimeError):
     """An instance that cannot be built here; str() is one line saying what and why."""
+
+
+# Releases as the package index had them on this day, about when SWE-bench's published instance
+# images were built: an unpinned requirement then resolves as it did for them, not to today's
+# release (docutils 0.22 took out docutils.utils.roman, which Sphinx 3 to 6 import at start).
+PACKAGES_AS_OF = "2025-01-01"
+
+
+@dataclasses.dataclass(frozen=True)
+class PipSources:
+    """Where the wheel builder's pip takes releases from: the extra arguments and environment of
+    its commands, and the day they are resolved as of (None: as the index is today)."""
+    args: tuple[str, ...] = ()
+    env: dict | None = None
+    as_of: str | None = None
+
+
+def dated_sources(python: str, as_of: str | None, config_into: Path) -> PipSources:
+    """The builder's pip resolving as of `as_of` (YYYY-MM-DD), where its pip can (25.3 and later:
+    not the last pips of Python 3.6 to 3.8, whose builds resolve as the index is today). pip takes
+    a file with no upload date (a find-links folder, a file:// index) whatever its release, so the
+    pip configuration's are left out: the rest of it (index, certificates, proxy) is written to
+    `config_into` and used instead."""
+    if not as_of:
+        return PipSources()
+    done = subprocess.run([python, "-m", "pip", "install", "--help"], capture_output=True, text=True)
+    if "--uploaded-prior-to" not in done.stdout:
+        return PipSources()
+    listed = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    config = configparser.ConfigParser(interpolation=None)
+    for line in listed.splitlines():
+        m = re.match(r"^([\w-]+)\.([\w-]+)=(.*)$", line)  # `:env:.` lines are the environment's, below
+        if not m:
+            continue
+        try:
+            value = ast.literal_eval(m.group(3))
+        except (ValueError, SyntaxError):
+            continue
+        value = _dated_value(m.group(2), str(value))
+        if value is not None:
+            if not config.has_section(m.group(1)):
+                config.add_section(m.group(1))
+            config.set(m.group(1), m.group(2), value)
+    config_into.parent.mkdir(parents=True, exist_ok=True)
+    part = config_into.with_name(f".{config_into.name}.{os.getpid()}-{threading.get_ident()}")
+    with open(part, "w") as f:
+        config.write(f)
+    os.replace(part, config_into)  # builds side by side write the same file
+    env = {k: v for k, v in os.environ.items() if k != "PIP_FIND_LINKS"}
+    for name, key in (("PIP_INDEX_URL", "index-url"), ("PIP_EXTRA_INDEX_URL", "extra-index-url")):
+        if name in env:
+            value = _dated_value(key, env.pop(name))
+            if value:
+                env[name] = value
+    env["PIP_CONFIG_FILE"] = str(config_into)
+    return PipSources(("--uploaded-prior-to", f"{as_of}T00:00:00Z"), env, as_of)
+
+
+def _dated_value(key: str, value: str) -> str | None:
+    """A pip setting as a dated resolution keeps it: indexes over http(s) only, no find-links."""
+    if key == "find-links":
+        return None
+    if key in ("index-url", "extra-index-url"):
+        urls = [u for u in value.split() if u.startswith(("http://", "https://"))]
+        return " ".join(urls) or None
+    return value
 
 
 
@@ -140,7 +207,8 @@ def _wheel_builder(python: str, version: str, venv: Path, progress: Callable[[st
 
 def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
                  progress: Callable[[str], None], optional: set[str] = frozenset(),
-                 tools: tuple[str, ...] = ("pip", "setuptools", "wheel")) -> list[str]:
+                 tools: tuple[str, ...] = ("pip", "setuptools", "wheel"),
+                 sources: PipSources = PipSources()) -> list[str]:
     """Every package the phases need, as wheels in `into`, built by that Python's pip (so they fit
     it), taking what `cache` already holds and keeping there what was new. A requirement in
     `optional` (a conda package PyPI may not have) that cannot be had is left out of its phase;
@@ -149,13 +217,13 @@ def build_wheels(python: str, phases: list[list[str]], into: Path, cache: Path,
     listing = into.parent / "wheels.txt"
     dropped: list[str] = []
     for phase in [list(tools), *phases]:  # the build backend the install step needs
-        env = dict(os.environ)
+        env = dict(sources.env or os.environ)
         while True:
             listing.write_text("\n".join(phase) + "\n")
             progress(f"wheels: {' '.join(phase)[:160]}")
             done = subprocess.run([python, "-m", "pip", "wheel", "--disable-pip-version-check", "--no-cache-dir",
-                                   "--use-pep517", "--wheel-dir", str(into), "--find-links", str(cache), "-r",
-                                   str(listing)], capture_output=True, text=True, timeout=BUILD_TIMEOUT, env=env)
+                                   "--use-pep517", *sources.args, "--wheel-dir", str(into), "--find-links", str(cache),
+                                   "-r", str(listing)], capture_output=True, text=True, timeout=BUILD_TIMEOUT, env=env)
             if done.returncode == 0:
                 break
             older = _older_setuptools(done.stdout + done.stderr)
@@ -203,7 +271,8 @@ def _culprit(output: str, candidates: list[str]) -> str | None:
 
 
 def project_dependencies(python: str, target: str, cache: Path, installed: list[str] = (),
-                         progress: Callable[[str], None] | None = None) -> list[str] | None:
+                         progress: Callable[[str], None] | None = None,
+                         sources: PipSources = PipSources()) -> list[str] | None:
     """What installing `target` (/testbed, with its extras) pulls in, pinned as that Python's pip
     resolves it, the project itself left out: read from pip's report of a dry run, which prepares
     the project's metadata and does not build it (astropy's C extensions would be compiled twice,
@@ -216,9 +285,9 @@ def project_dependencies(python: str, target: str, cache: Path, installed: list[
         constraints.write_text("\n".join(installed) + "\n")
         for held in ([["-c", str(constraints)]] if installed else []) + [[]]:
             done = subprocess.run([python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q",
-                                   "--disable-pip-version-check", "--use-pep517", "--find-links", str(cache),
-                                   *held, "--report", str(report), target],
-                                  capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+                                   "--disable-pip-version-check", "--use-pep517", *sources.args, "--find-links",
+                                   str(cache), *held, "--report", str(report), target],
+                                  capture_output=True, text=True, timeout=BUILD_TIMEOUT, env=sources.env)
             if done.returncode == 0:
                 break
             if "no such option: --report" in done.stderr or "no such option: --dry-run" in done.stderr:
@@ -254,10 +323,12 @@ def _pip_failure(output: str, python: str) -> str:
     return f"pip could not get the packages for Python {version}: {(lines or ['it failed'])[-1][:300]}"
 
 
-def wheel_cache(version: str) -> Path:
+def wheel_cache(version: str, as_of: str | None = None) -> Path:
+    """The wheels built for that Python, one folder per day they were resolved as of: a wheel
+    resolved as of today would otherwise be taken by a build resolving as of an earlier day."""
     from platformdirs import user_cache_dir
 
-    return Path(user_cache_dir("dgym-tui")) / "wheels" / f"py{version}"
+    return Path(user_cache_dir("dgym-tui")) / "wheels" / (f"py{version}-as-of-{as_of}" if as_of else f"py{version}")
 
 
 def build_requirements(testbed: Path) -> list[str]:
