@@ -275,6 +275,17 @@ def test_the_setup_script_keeps_swebenchs_steps_but_what_was_done_before(tmp_pat
     (tmp_path / "pyproject.toml").unlink()
     (tmp_path / "setup.py").write_text("from setuptools import setup, Extension\nsetup(ext_modules=[Extension('x', ['x.c'])])\n")
     assert needs_compiler(tmp_path)
+    # astropy 1.3: extensions declared in a package's setup_package.py, setup.py naming none
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(**get_package_info())\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "setup_package.py").write_text("def get_extensions():\n    return []\n")
+    assert not needs_compiler(tmp_path)
+    (tmp_path / "pkg" / "setup_package.py").write_text("from distutils.core import Extension\n"
+                                                       "def get_extensions():\n    return [Extension('a', ['a.c'])]\n")
+    assert needs_compiler(tmp_path)
+    (tmp_path / "pkg" / "setup_package.py").unlink()
+    (tmp_path / "pkg" / "fast.pyx").write_text("def f(): pass\n")
+    assert needs_compiler(tmp_path)
     # a build that failed for want of one says so, whatever pip says after
     tail = ["Building editable for astropy (pyproject.toml): started", "error: command 'gcc' failed: No such file or "
             "directory", "ERROR: Failed building editable for astropy", "+ python -m pip install -e .[test]"]
@@ -341,6 +352,11 @@ def test_the_datasets_tests_that_fail_for_want_of_a_network_are_named():
     assert differ_cause(only) == "tests that need the network"
     flaky = {"match": False, "missing_f2p": {"count": 2, "tests": ["t::a (PASSED)", "t::b (PASSED)"]}}
     assert differ_cause(flaky) == "FAIL_TO_PASS tests that pass here at the base"
+    # a testbed that lacks files the clone lost names them beside the difference
+    gone = {"match": False, "testbed": "archive (the mirror lost astropy/utils/iers/data/eopc04.1962-now)",
+            "lost_p2p": {"count": 1, "tests": ["astropy/time/tests/test_ut1.py::test_ut1 (FAILED)"]}}
+    assert differ_cause(gone) == ("differs from the dataset, with files of the base the clone lacks "
+                                  "(astropy/utils/iers/data/eopc04.1962-now)")
 
 
 def test_an_sdist_of_its_time_is_built_with_a_setuptools_of_its_time(tmp_path):
@@ -392,7 +408,7 @@ def test_builds_side_by_side_make_one_wheel_builder(tmp_path, monkeypatch):
     from dgym_tui.batch import swebench_wheels
     from dgym_tui.batch.swebench_image import find_python
 
-    monkeypatch.setattr(swebench_wheels, "wheel_cache", lambda version: tmp_path / "wheels" / f"py{version}")
+    monkeypatch.setattr(swebench_wheels, "wheel_cache", lambda version, as_of=None: tmp_path / "wheels" / f"py{version}")
     said, made, errors = [], [], []
 
     def job():
@@ -491,3 +507,58 @@ def test_a_submodule_comes_from_its_clone_at_the_recorded_commit_and_one_with_no
     assert filled == ["astropy_helpers"] and (testbed / "astropy_helpers" / "ah.py").read_text() == "OLD = 1\n"
     assert missing == [f"cextern/gone (https://github.com/nobody/gone.git at {recorded[:12]})"]
     assert git(testbed, "status", "--porcelain") == ""  # the superproject's status never shows them
+    # initialised at the recorded commit, as astropy's bootstrap checks before it runs `git submodule
+    # update --init` (which, with no network, failed the build)
+    status = subprocess.run(["git", "-C", str(testbed), "submodule", "status", "--", "astropy_helpers"],
+                            capture_output=True, text=True, check=True).stdout  # its first column, unstripped
+    assert status.startswith(f" {recorded} astropy_helpers"), status
+    assert git(testbed / "astropy_helpers", "remote", "get-url", "origin") == "https://github.com/astropy/astropy-helpers.git"
+    assert git(testbed, "config", "submodule.astropy_helpers.url") == "https://github.com/astropy/astropy-helpers.git"
+
+
+def test_packages_resolve_as_the_index_had_them_on_the_day_not_as_today(tmp_path):
+    """Sphinx 3.x's images failed: its unpinned docutils resolved to today's release, which has no
+    docutils.utils.roman. As of a day, pip takes that day's release; a find-links folder's files
+    (no upload date: pip would take them whatever their release) are left out, the rest of pip's
+    configuration kept."""
+    from dgym_tui.batch.swebench_image import find_python
+    from dgym_tui.batch.swebench_wheels import build_wheels, dated_sources, wheel_builder
+
+    builder = wheel_builder(find_python("3.11"), "3.11", lambda line: None)  # a current pip, as builds have
+    newer = tmp_path / "links"
+    newer.mkdir()
+    # a folder with today's docutils, as a machine's pip configuration may name one
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(newer),
+                           "docutils==0.22"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    config = tmp_path / "pip.conf"
+    config.write_text(f"[global]\nfind-links = {newer}\ntimeout = 77\n")
+    env = {"PIP_CONFIG_FILE": str(config), "PIP_FIND_LINKS": str(newer)}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        sources = dated_sources(builder, "2024-10-01", tmp_path / "dated" / "pip.conf")
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    assert sources.as_of == "2024-10-01" and "--uploaded-prior-to" in sources.args
+    written = (tmp_path / "dated" / "pip.conf").read_text()
+    assert "timeout = 77" in written and "find-links" not in written
+    assert "PIP_FIND_LINKS" not in sources.env and sources.env["PIP_CONFIG_FILE"] == str(tmp_path / "dated" / "pip.conf")
+    build_wheels(builder, [["docutils"]], tmp_path / "wheels", tmp_path / "cache", lambda line: None,
+                 sources=sources)
+    assert [w.name.split("-")[1] for w in (tmp_path / "wheels").glob("docutils-*.whl")] == ["0.21.2"]
+    # no day: today's release
+    assert dated_sources(builder, None, tmp_path / "unused.conf").as_of is None
+
+
+def test_a_pip_with_no_dated_resolution_resolves_as_today_and_says_so():
+    """Python 3.8's last pip (25.0.1) has no --uploaded-prior-to: no day is claimed for it."""
+    from dgym_tui.batch.swebench_image import find_python
+    from dgym_tui.batch.swebench_wheels import LAST_TOOLS, dated_sources, wheel_builder
+
+    python = find_python("3.8")
+    builder = wheel_builder(python, "3.8", lambda line: None)
+    assert subprocess.run([builder, "-m", "pip", "--version"], capture_output=True, text=True).stdout.startswith(
+        LAST_TOOLS["3.8"][0].replace("==", " "))
+    assert dated_sources(builder, "2024-10-01", Path("/nonexistent/pip.conf")).as_of is None

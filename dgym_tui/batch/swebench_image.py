@@ -42,9 +42,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dgym_tui.batch.swebench_specs import SpecsError, harness_scripts
-from dgym_tui.batch.swebench_wheels import (BUILD_TIMEOUT, BuildError, build_requirements, build_wheels, env_tools,
-                                            environment_to_pip, install_target, project_dependencies,
-                                            requirement_phases, wheel_builder, wheel_cache)
+from dgym_tui.batch.swebench_wheels import (BUILD_TIMEOUT, PACKAGES_AS_OF, BuildError, build_requirements,
+                                            build_wheels, dated_sources, env_tools, environment_to_pip,
+                                            install_target, project_dependencies, requirement_phases,
+                                            wheel_builder, wheel_cache)
 from dgym_tui.batch.tasks import find_repo
 from dgym_tui.core.safe_text import visible
 
@@ -290,11 +291,15 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             if compiler:  # SWE-bench's base image has build-essential; this one gets it where it is used
                 fetch_debs(client, base, list(COMPILER), context / "env-debs")
             builder = wheel_builder(python, version, progress)
-            cache = wheel_cache(version)
+            sources = dated_sources(builder, PACKAGES_AS_OF, wheel_cache(version).parent / "pip-dated.conf")
+            progress(f"{instance_id}: packages as the index had them on {sources.as_of}" if sources.as_of else
+                     f"{instance_id}: packages as the index has them today (this Python's last pip resolves "
+                     f"as of no date)")
+            cache = wheel_cache(version, sources.as_of)
             # the environment: what the spec installs, shared by the instances of its version
             optional = set(environment_to_pip(scripts["environment"])) if scripts.get("environment") else set()
             left_out = build_wheels(builder, phases, context / "env-wheels", cache, progress, optional,
-                                    tools=env_tools(version))
+                                    tools=env_tools(version), sources=sources)
             # the instance: what building /testbed needs, and what its install step pulls in
             target = install_target(specs.get("install"))
             needs = build_requirements(context / "testbed")
@@ -302,13 +307,14 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             if target:
                 local = str(context / "testbed") + target[1:]
                 deps = project_dependencies(builder, local, cache, installed_versions(context / "env-wheels", phases),
-                                            progress)
+                                            progress, sources)
                 if deps is not None:
                     wanted.append(deps)
-            build_wheels(builder, [phase for phase in wanted if phase], context / "wheels", cache, progress)
+            build_wheels(builder, [phase for phase in wanted if phase], context / "wheels", cache, progress,
+                         sources=sources)
             if target and deps is None:  # a pip too old to report (3.6's): what it pulls in, from its wheel
                 try:
-                    build_wheels(builder, [[local]], context / "wheels", cache, progress)
+                    build_wheels(builder, [[local]], context / "wheels", cache, progress, sources=sources)
                 except BuildError as e:
                     # a setup.py that needs the environment to run (astropy 1.3's imports numpy): its
                     # install step in the image then takes what the environment holds, or names what not
@@ -317,7 +323,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             httpbin = calls_httpbin(context / "testbed")
             if httpbin:
                 progress(f"{instance_id}: its tests call httpbin.org: an httpbin is served in the container")
-                build_wheels(builder, [["httpbin", "gunicorn"]], context / "httpbin-wheels", cache, progress)
+                build_wheels(builder, [["httpbin", "gunicorn"]], context / "httpbin-wheels", cache, progress,
+                             sources=sources)
         except BuildError as e:
             raise BuildError(f"{instance_id}: {e}") from None
         # the repository's own wheel is built from /testbed in the image; what the environment has is not copied twice
@@ -386,14 +393,25 @@ COMPILER = ("gcc", "g++", "libc6-dev", "make")
 
 def needs_compiler(testbed: Path) -> bool:
     """The repository builds C code: a build requirement that compiles (Cython, numpy's headers,
-    extension-helpers, cffi, pybind11), or a setup.py that declares extensions."""
+    extension-helpers, cffi, pybind11), a setup.py that declares extensions, or Cython sources and
+    the `setup_package.py` files in which astropy_helpers' layout declares them (astropy 1.3's
+    setup.py names neither: its setup_requires is a variable, its extensions found at run time)."""
     names = {re.split(r"[<>=!~;\[ ]", r, 1)[0].strip().lower().replace("_", "-")
              for r in build_requirements(testbed)}
     if names & {"cython", "numpy", "oldest-supported-numpy", "extension-helpers", "cffi", "pybind11"}:
         return True
+    declares = re.compile(r"\bExtension\(|ext_modules\s*=|cythonize\(")
     setup_py = testbed / "setup.py"
-    return setup_py.is_file() and bool(re.search(r"\bExtension\(|ext_modules\s*=|cythonize\(",
-                                                  setup_py.read_text(errors="replace")))
+    if setup_py.is_file() and declares.search(setup_py.read_text(errors="replace")):
+        return True
+    for folder, dirs, files in os.walk(testbed):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        if any(f.endswith(".pyx") for f in files):
+            return True
+        if "setup_package.py" in files and declares.search(
+                (Path(folder) / "setup_package.py").read_text(errors="replace")):
+            return True
+    return False
 
 
 def _dist_name(testbed: Path) -> str:

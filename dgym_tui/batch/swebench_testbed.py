@@ -88,9 +88,11 @@ def fetch(git_dir: str, commit: str, into: Path) -> str:
 
 
 def fill_submodules(testbed: Path, repos: str | os.PathLike) -> tuple[list[str], list[str]]:
-    """The base's submodules (astropy 1.3's astropy_helpers), each at its recorded commit, from a
-    clone under `repos`: what SWE-bench's build had from the network (astropy's setup.py then
-    downloads the helpers); their files only, so /testbed's own status and diff never show them.
+    """The base's submodules (astropy 1.3's astropy_helpers), each checked out at its recorded
+    commit from a clone under `repos`, as SWE-bench's build had it from the network: initialised,
+    so astropy's bootstrap finds it there and asks git for nothing (it runs `git submodule update
+    --init` on one that is not), and /testbed's status stays clean. The submodule's remote is its
+    own URL again afterwards. A clone that refuses the fetch gives the files alone (git archive).
     Returns (filled, missing): a submodule with no clone here is named, and left empty."""
     from dgym_tui.batch.tasks import find_repo
 
@@ -104,13 +106,16 @@ def fill_submodules(testbed: Path, repos: str | os.PathLike) -> tuple[list[str],
         name, _, field = key[len("submodule."):].rpartition(".")
         modules.setdefault(name, {})[field] = value.strip()
     filled, missing = [], []
-    for module in modules.values():
+    for name, module in modules.items():
         path, url = module.get("path"), module.get("url", "")
         entry = _git("ls-tree", "HEAD", "--", path, cwd=testbed, check=False).stdout.split() if path else []
         if len(entry) < 3 or entry[0] != "160000":  # not a gitlink at the base
             continue
         m = re.search(r"github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?/?$", url)
         clone = find_repo(repos, f"{m.group(1)}/{m.group(2)}") if m else None
+        if clone and _checkout_submodule(testbed, name, path, url, clone):
+            filled.append(path)
+            continue
         archive = (subprocess.run(["git", "--git-dir", clone, "archive", "--format=tar", entry[2]], capture_output=True)
                    if clone else None)
         (testbed / path).mkdir(parents=True, exist_ok=True)  # as a checkout leaves an uninitialised one
@@ -118,8 +123,21 @@ def fill_submodules(testbed: Path, repos: str | os.PathLike) -> tuple[list[str],
             missing.append(f"{path} ({url} at {entry[2][:12]})")
             continue
         subprocess.run(["tar", "-x", "-C", str(testbed / path)], input=archive.stdout, check=True)
-        filled.append(path)
+        filled.append(f"{path} (its files only: the clone refused a fetch)")
     return filled, missing
+
+
+def _checkout_submodule(testbed: Path, name: str, path: str, url: str, clone: str) -> bool:
+    """git's own `submodule update --init` of one submodule, from the local clone; True when done."""
+    _git("config", f"submodule.{name}.url", clone, cwd=testbed)
+    done = _git("-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q", "--", path,
+                cwd=testbed, check=False)
+    _git("config", f"submodule.{name}.url", url, cwd=testbed)
+    if done.returncode != 0:
+        _git("submodule", "deinit", "-q", "-f", "--", path, cwd=testbed, check=False)
+        return False
+    _git("-C", str(testbed / path), "remote", "set-url", "origin", url, check=False)
+    return True
 
 
 def _has(git_dir: str, commit: str) -> bool:

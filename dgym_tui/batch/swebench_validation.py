@@ -415,7 +415,10 @@ def differ_cause(row: dict) -> str:
     if passing - network:
         kinds.append("FAIL_TO_PASS tests that pass here at the base")
     if any(t not in network and t not in passing for t in shown):
-        kinds.append("differs from the dataset")
+        lost = re.match(r"archive \(the mirror lost (.*)\)$", row.get("testbed") or "")
+        # files of the base the clone has no object of, left out of /testbed: the likelier cause
+        kinds.append(f"differs from the dataset, with files of the base the clone lacks ({lost.group(1)})" if lost
+                     else "differs from the dataset")
     return " and ".join(kinds) or "differs from the dataset"
 
 
