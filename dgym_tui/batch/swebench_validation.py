@@ -41,6 +41,12 @@ def listed_tests(value) -> list[str]:
     return [str(t) for t in value or []]
 
 
+# A test's own limit while the lists are computed: SWE-bench's validation has none but the whole
+# run's, and a slow test (seaborn's test_relplot_complex, about 20 s with two builds beside it)
+# that the trials' 20 s cut off was counted failing at the base: a FAIL_TO_PASS the dataset lacks.
+VALIDATION_TEST_TIMEOUT = 300.0
+
+
 def validate(record: dict, progress: Callable[[str], None] = print, logs: Path | None = None) -> dict:
     """FAIL_TO_PASS and PASS_TO_PASS as SWE-bench's validation computes them, in a fresh container
     of the instance's image: the harness's eval script (which applies the test patch) at the base,
@@ -59,7 +65,7 @@ def validate(record: dict, progress: Callable[[str], None] = print, logs: Path |
                 entrypoint=None, fail_to_pass=[], pass_to_pass=[], test_patch=record.get("test_patch"),
                 test_files=[], environment=env)
     runs = {}
-    scorer = HarnessScorer(task, "/dev/null")
+    scorer = HarnessScorer(task, "/dev/null", test_timeout=VALIDATION_TEST_TIMEOUT)
     try:
         for name, patch in (("before", ""), ("after", record.get("patch") or "")):
             progress(f"{task.id}: the eval script, {'with the gold patch' if patch else 'at the base'}…")
