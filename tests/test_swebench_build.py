@@ -562,3 +562,30 @@ def test_a_pip_with_no_dated_resolution_resolves_as_today_and_says_so():
     assert subprocess.run([builder, "-m", "pip", "--version"], capture_output=True, text=True).stdout.startswith(
         LAST_TOOLS["3.8"][0].replace("==", " "))
     assert dated_sources(builder, "2024-10-01", Path("/nonexistent/pip.conf")).as_of is None
+
+
+def test_validation_gives_a_test_more_time_than_a_trial_does(monkeypatch, tmp_path):
+    """SWE-bench's validation has no limit per test: a slow one (seaborn's test_relplot_complex,
+    20 s beside two builds) cut off by the trials' 20 s counted as failing at the base."""
+    from dgym_tui.batch import swebench, swebench_validation
+    from dgym_tui.core.test_runs import DEFAULT_TEST_TIMEOUT
+
+    limits = []
+
+    class Scorer:
+        log = "log"
+
+        def __init__(self, task, repo_dir, test_timeout=None):
+            limits.append(test_timeout)
+
+        def statuses_with(self, patch):
+            return {"t::a": "PASSED" if patch else "FAILED", "t::b": "PASSED"}
+
+        def close(self):
+            pass
+    monkeypatch.setattr(swebench, "HarnessScorer", Scorer)
+    monkeypatch.setattr(swebench, "environment", lambda record, instance_id: ("image", ""))
+    got = swebench_validation.validate({"instance_id": "x", "repo": "o/r", "base_commit": "abc", "patch": "p"},
+                                       lambda line: None, tmp_path / "logs")
+    assert limits == [swebench_validation.VALIDATION_TEST_TIMEOUT] and limits[0] >= 10 * DEFAULT_TEST_TIMEOUT
+    assert json.loads(got["FAIL_TO_PASS"]) == ["t::a"] and json.loads(got["PASS_TO_PASS"]) == ["t::b"]
