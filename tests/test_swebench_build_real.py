@@ -129,18 +129,27 @@ def test_a_suite_that_calls_httpbin_runs_against_one_served_in_its_container(tmp
     name = "swebench/sweb.eval.x86_64.psf_1776_requests-v2.4.3-httpbin:latest"
     client = docker.from_env()
     assert client.images.get(name).labels["dgym-tui.serves"] == "httpbin"
-    # as the sandbox runs it: no network, not root, every capability dropped
+    # as the sandbox runs it: no network, not root, every capability dropped, the name mapped
     out = client.containers.run(name, ["bash", "-c", (
         "source /opt/miniconda3/bin/activate && conda activate testbed && cd /testbed && echo $HTTPBIN_URL && "
         "python -m pytest -q -p no:cacheprovider test_requests.py -k 'test_HTTP_200_OK_GET_ALTERNATIVE or "
-        "test_DIGEST_HTTP_200_OK_GET or test_POSTBIN_GET_POST_FILES' 2>&1 | tail -1")],
-        network_mode="none", remove=True, user="1000:1000", cap_drop=["ALL"]).decode()
-    assert out.splitlines()[0] == "http://127.0.0.1:80/", out
-    assert out.splitlines()[-1].startswith("4 passed, "), out  # a GET, a digest auth, two multipart POSTs
-    # without the served httpbin (its URL the real host's), the same tests fail: there is no network
+        "test_DIGEST_HTTP_200_OK_GET or test_POSTBIN_GET_POST_FILES or test_pyopenssl_redirect or "
+        "test_stream_timeout' 2>&1 | tail -1")], network_mode="none", remove=True, user="1000:1000",
+        cap_drop=["ALL"], extra_hosts={"httpbin.org": "127.0.0.1"}).decode()
+    assert out.splitlines()[0] == "http://httpbin.org/", out
+    # a GET, a digest auth, two multipart POSTs; over https (port 443, the served certificate
+    # trusted through $REQUESTS_CA_BUNDLE) a redirect and a read that times out
+    assert out.splitlines()[-1].startswith("6 passed, "), out
+    # as the official harness runs it, as root with no host mapped: the entrypoint maps the name
     out = client.containers.run(name, ["bash", "-c", (
         "source /opt/miniconda3/bin/activate && conda activate testbed && cd /testbed && "
-        "HTTPBIN_URL=http://httpbin.org/ python -m pytest -q -p no:cacheprovider test_requests.py -k "
+        "python -m pytest -q -p no:cacheprovider test_requests.py -k 'test_pyopenssl_redirect' "
+        "2>&1 | tail -1")], network_mode="none", remove=True, stderr=True).decode()
+    assert out.strip().startswith("1 passed"), out
+    # without the served httpbin (a host not served), the same tests fail: there is no network
+    out = client.containers.run(name, ["bash", "-c", (
+        "source /opt/miniconda3/bin/activate && conda activate testbed && cd /testbed && "
+        "HTTPBIN_URL=http://httpbin.invalid/ python -m pytest -q -p no:cacheprovider test_requests.py -k "
         "'test_HTTP_200_OK_GET_ALTERNATIVE' 2>&1 | tail -1")], network_mode="none", remove=True).decode()
     assert out.strip().startswith("1 failed"), out
     # the sandbox's containers on such an image: the name httpbin.org itself leads to the served one
@@ -153,3 +162,11 @@ def test_a_suite_that_calls_httpbin_runs_against_one_served_in_its_container(tmp
         got = box.exec("python -c \"import urllib.request; r = urllib.request.urlopen('http://httpbin.org/get?x=1', "
                        "timeout=10); print(r.status, b'127.0.0.1' in r.read() or 'served')\"", timeout=60)
         assert got.output.split()[:1] == ["200"], got.output
+        # over https, a Session.send (which reads no $REQUESTS_CA_BUNDLE) fails on the served
+        # certificate, at once, and the report names it as needing the real host
+        got = box.exec("python -m pytest -q -p no:cacheprovider test_requests.py -k "
+                       "test_mixed_case_scheme_acceptable 2>&1", timeout=120)
+        assert got.output.strip().splitlines()[-1].startswith("1 failed"), got.output[-2000:]
+        from dgym_tui.batch.swebench_validation import network_bound
+
+        assert network_bound(got.output) == {"RequestsTestCase.test_mixed_case_scheme_acceptable"}

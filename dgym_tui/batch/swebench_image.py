@@ -144,15 +144,18 @@ def _env_dockerfile(python_image: str) -> str:
 
 
 def _instance_dockerfile(env_image: str, httpbin_python: str | None = None) -> str:
-    from dgym_tui.batch.swebench_testbed import DEBS, HTTPBIN_URL
+    from dgym_tui.batch.swebench_testbed import DEBS, HTTPBIN_CERT, HTTPBIN_URL
 
     served = ""
     if httpbin_python:  # the tests' httpbin, served in the container (a virtual environment of its own)
         served = ("COPY httpbin-wheels /root/httpbin-wheels\nCOPY httpbin-serve /opt/dgym-httpbin-serve\n"
+                  "COPY httpbin-cert.py /root/\n"
                   f"RUN {httpbin_python} -m venv /opt/dgym-httpbin && /opt/dgym-httpbin/bin/python -m pip install -q "
-                  "--no-index --find-links /root/httpbin-wheels httpbin gunicorn && rm -rf /root/httpbin-wheels "
-                  "&& chmod 755 /opt/dgym-httpbin-serve\n"
-                  f'ENV HTTPBIN_URL={HTTPBIN_URL}\nENTRYPOINT ["/opt/dgym-httpbin-serve"]\n')
+                  "--no-index --find-links /root/httpbin-wheels httpbin gunicorn cryptography "
+                  "&& /opt/dgym-httpbin/bin/python /root/httpbin-cert.py && chmod 644 " + HTTPBIN_CERT + " "
+                  "&& rm -rf /root/httpbin-wheels /root/httpbin-cert.py && chmod 755 /opt/dgym-httpbin-serve\n"
+                  f'ENV HTTPBIN_URL={HTTPBIN_URL} REQUESTS_CA_BUNDLE={HTTPBIN_CERT}\n'
+                  'ENTRYPOINT ["/opt/dgym-httpbin-serve"]\n')
     return (f"FROM {env_image}\nCOPY wheels {INSTANCE_WHEELS}\nCOPY debs {DEBS}\nCOPY testbed /testbed\n"
             "COPY setup_repo.sh /root/\n"
             f"RUN bash /root/setup_repo.sh\n{served}WORKDIR /testbed\n")
@@ -235,9 +238,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     "serves"}. BuildError: one line
     saying what cannot be had."""
     from dgym_tui.batch.swebench import image_name
-    from dgym_tui.batch.swebench_testbed import (HTTPBIN_ENTRYPOINT, apply_edits, calls_httpbin, fetch, fetch_debs,
-                                                 fill_submodules,
-                                                 split_pre_install)
+    from dgym_tui.batch.swebench_testbed import (HTTPBIN_ENTRYPOINT, HTTPBIN_MAKE_CERT, apply_edits, calls_httpbin,
+                                                 fetch, fetch_debs, fill_submodules, split_pre_install)
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
     instance_id = record.get("instance_id", "?")
@@ -323,8 +325,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
             httpbin = calls_httpbin(context / "testbed")
             if httpbin:
                 progress(f"{instance_id}: its tests call httpbin.org: an httpbin is served in the container")
-                build_wheels(builder, [["httpbin", "gunicorn"]], context / "httpbin-wheels", cache, progress,
-                             sources=sources)
+                build_wheels(builder, [["httpbin", "gunicorn", "cryptography"]], context / "httpbin-wheels", cache,
+                             progress, sources=sources)
         except BuildError as e:
             raise BuildError(f"{instance_id}: {e}") from None
         # the repository's own wheel is built from /testbed in the image; what the environment has is not copied twice
@@ -351,9 +353,11 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
         interpreter = os.path.join(prefix, "bin", os.path.basename(python))
         (context / "Dockerfile").write_text(_instance_dockerfile(env_image, interpreter if httpbin else None))
         (context / "httpbin-serve").write_text(HTTPBIN_ENTRYPOINT)
+        (context / "httpbin-cert.py").write_text(HTTPBIN_MAKE_CERT)
         progress(f"{instance_id}: building {image} (no network)…")
         _docker_build(client, {**{name: context / name for name in ("Dockerfile", "debs", "setup_repo.sh",
-                                                                    "httpbin-wheels", "httpbin-serve")},
+                                                                    "httpbin-wheels", "httpbin-serve",
+                                                                    "httpbin-cert.py")},
                                "wheels": (context / "wheels", _readable),
                                "testbed": (context / "testbed", _open_to_all)},
                       image, {LABEL: digest, "dgym-tui.instance": instance_id, "dgym-tui.testbed": testbed,

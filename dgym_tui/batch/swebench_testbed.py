@@ -231,14 +231,19 @@ def fetch_debs(client, image: str, packages: list[str], into: Path) -> None:
 # --- tests that reach a host -------------------------------------------------------------------------
 
 HTTPBIN_PORT = 80
-HTTPBIN_URL = f"http://127.0.0.1:{HTTPBIN_PORT}/"
+# By name, as the tests had it: an https:// variant of it then reaches the served https, where
+# the address's port 80 would take a TLS handshake and never answer (test_mixed_case_scheme_acceptable).
+# requests.get and the like trust the served certificate ($REQUESTS_CA_BUNDLE); a Session.send of
+# requests 2.x reads no environment and verifies against requests' own bundle in /testbed, which
+# the real host's certificate chains to and the served one cannot: it fails, and is named.
+HTTPBIN_URL = "http://httpbin.org/"
 
 
 def calls_httpbin(testbed: Path) -> bool:
     """The repository's tests call httpbin.org (requests' older suites, through $HTTPBIN_URL or by
     that name): SWE-bench ran them with the network; here an httpbin is served inside the
-    container instead, as debug-gym does, and the name httpbin.org leads there (the sandbox's
-    containers map it to the loopback)."""
+    container instead, as debug-gym does, over http and https, and the name httpbin.org leads
+    there (the sandbox's containers map it to the loopback; the entrypoint, run as root, too)."""
     for path in testbed.rglob("*.py"):
         if "test" in path.name or "test" in path.parent.name or path.name == "conftest.py":
             try:
@@ -250,17 +255,50 @@ def calls_httpbin(testbed: Path) -> bool:
     return False
 
 
-# The image's entrypoint when it serves httpbin: the server in the background (on the loopback,
-# which a container with no network still has), ready before the container's own command runs.
-# Under gunicorn, as httpbin.org runs: a request line it would refuse (requests' bytes method,
-# "b'GET'") is refused here too, where a development server lets it through.
+HTTPBIN_TLS_PORT = 443
+HTTPBIN_CERT = "/opt/dgym-httpbin/httpbin.pem"  # its certificate, the one its tests' requests trust
+HTTPBIN_KEY = "/opt/dgym-httpbin/httpbin.key"
+
+# Made as the image is built (no network): one certificate for httpbin.org and 127.0.0.1 that is
+# its own authority, so https://httpbin.org verifies against it ($REQUESTS_CA_BUNDLE) as it did
+# against the real host's. requests' suites call both http:// and https://httpbin.org.
+HTTPBIN_MAKE_CERT = f"""import datetime, ipaddress
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "httpbin.org")])
+cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(datetime.datetime(2000, 1, 1)).not_valid_after(datetime.datetime(2099, 1, 1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("httpbin.org"),
+                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256()))
+open("{HTTPBIN_CERT}", "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+open("{HTTPBIN_KEY}", "wb").write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                    serialization.NoEncryption()))
+"""
+
+# The image's entrypoint when it serves httpbin: the servers in the background (on the loopback,
+# which a container with no network still has; http and https), ready before the container's own
+# command runs. Under gunicorn, as httpbin.org runs: a request line it would refuse (requests'
+# bytes method, "b'GET'") is refused here too, where a development server lets it through.
 HTTPBIN_ENTRYPOINT = f"""#!/bin/sh
+# the sandbox maps the name to the loopback (extra hosts); a container run as root without it
+# (the official harness's) gets the line here
+grep -q " httpbin.org" /etc/hosts 2>/dev/null || {{ echo "127.0.0.1 httpbin.org" >> /etc/hosts; }} 2>/dev/null || true
 /opt/dgym-httpbin/bin/gunicorn --bind 127.0.0.1:{HTTPBIN_PORT} --workers 2 --threads 4 httpbin:app \
     >/tmp/dgym-httpbin.log 2>&1 &
-for _ in $(seq 50); do
-    /opt/dgym-httpbin/bin/python -c "import socket; socket.create_connection(('127.0.0.1', {HTTPBIN_PORT}), 1)" \\
-        2>/dev/null && break
-    sleep 0.2
+/opt/dgym-httpbin/bin/gunicorn --bind 127.0.0.1:{HTTPBIN_TLS_PORT} --workers 2 --threads 4 \
+    --certfile {HTTPBIN_CERT} --keyfile {HTTPBIN_KEY} httpbin:app >/tmp/dgym-httpbin-tls.log 2>&1 &
+for port in {HTTPBIN_PORT} {HTTPBIN_TLS_PORT}; do
+    for _ in $(seq 50); do
+        /opt/dgym-httpbin/bin/python -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" \
+            2>/dev/null && break
+        sleep 0.2
+    done
 done
 exec "$@"
 """
