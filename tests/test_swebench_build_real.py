@@ -38,12 +38,16 @@ def test_a_package_whose_build_needs_setuptools_scm_builds_offline(tmp_path, mon
         "python -c 'import _pytest, pytest; print(_pytest.__file__); print(pytest.__version__)' && "
         "ls /opt/dgym-wheels /opt/dgym-wheels-instance | grep -ci setuptools_scm && "
         "cd /testbed && git log --format=%s | tail -1 && "
-        "python -c 'import os, sys; print(os.path.realpath(sys.executable))'")], network_mode="none", remove=True,
+        "python -c 'import os, sys; print(os.path.realpath(sys.executable))' && "
+        "mkdir -p /tmp/tox/bin && ln -s /opt/miniconda3/envs/testbed/bin/python /tmp/tox/bin/python && "
+        "/tmp/tox/bin/python -c 'import sys, pytest; print(sys.prefix)'")], network_mode="none", remove=True,
         user="0").decode()
     lines = out.strip().splitlines()
-    # the environment's python is its own file, as conda's is: its real path stays in the environment
-    # (tox-current-env runs the real path of sys.executable; sphinx's tests ran the bare interpreter)
+    # the environment's python is its own interpreter, as conda's is: its real path stays in the
+    # environment (newer tox-current-env runs the real path of sys.executable), and run through a
+    # symlink elsewhere (tox-current-env 0.0.11's .tox/py39/bin/python) it still has its packages
     assert lines[4].startswith("/opt/miniconda3/envs/testbed/bin/python"), out
+    assert lines[5] == "/opt/miniconda3/envs/testbed", out
     assert lines[0] == "/testbed/src/_pytest/__init__.py", out  # `pip install -e .`, as the spec says
     assert lines[1].startswith("0.1.dev") or lines[1][0].isdigit(), out  # setuptools-scm gave it a version
     assert int(lines[2]) >= 1 and lines[3] == "pytest 7.0.0 (its sdist)", out

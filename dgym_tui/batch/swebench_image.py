@@ -17,7 +17,7 @@ conda environment from the network. This builds the same environment from what i
 - three layers as SWE-bench's images have them: the Python (per version), the environment (per
   Python and packages, shared by a repository's instances of one version), the instance;
 - `source /opt/miniconda3/bin/activate; conda activate testbed` work as in SWE-bench's images
-  (a shell function over a virtual environment at conda's path), so the harness's eval script
+  (a shell function over a copy of the Python at conda's path), so the harness's eval script
   runs unchanged; pip in the image reads only the wheels it was built with;
 - the image is named as swebench names it, so `dgym-tui batch INSTANCES.jsonl` finds it.
 
@@ -65,7 +65,7 @@ ENV = "/opt/miniconda3/envs/testbed"
 # image, each would copy every file of /testbed into a layer of its own (a changed mode or a
 # rewritten file is a copy in overlayfs), twice the repository's size on disk.
 _CLONE_STEPS = ("git clone", "git remote remove", "git tag -l", "git gc", "chmod -R 777", "git reset --hard")
-CONDA_SHIM = ('# conda as SWE-bench\'s scripts use it, over a virtual environment at conda\'s path\n'
+CONDA_SHIM = ('# conda as SWE-bench\'s scripts use it, over an environment at conda\'s path\n'
               'conda() { if [ "$1" = activate ]; then . "/opt/miniconda3/envs/${2:-testbed}/bin/activate" && '
               'export CONDA_DEFAULT_ENV="${2:-testbed}" CONDA_PREFIX="/opt/miniconda3/envs/${2:-testbed}"; '
               'else echo "conda $1: not in this image (built by dgym-tui without conda)" >&2; return 1; fi; }\n')
@@ -94,15 +94,23 @@ def find_python(version: str) -> str:
 
 
 def _setup_env(python: str, phases: list[list[str]], tools: tuple[str, ...]) -> str:
-    # --copies: the environment's python is a file of its own, as conda's is. A symlink to the
-    # Python layer's binary resolves out of the environment, and tools that take the real path of
-    # sys.executable then run the bare interpreter (tox-current-env: sphinx's "No module named pytest").
-    lines = ["#!/bin/bash", "set -euxo pipefail", f"{python} -m venv --copies {ENV}", "mkdir -p /opt/miniconda3/bin",
+    # The environment is a copy of the Python layer's interpreter, as a conda environment is an
+    # interpreter of its own: its prefix is where its binary is, by whatever path it is run. A
+    # virtual environment's python finds its packages only when run by its own path (pyvenv.cfg
+    # beside it); through a symlink elsewhere it is the bare interpreter, and tox-current-env runs
+    # sphinx's tests through one (.tox/py39/bin/python: "No module named pytest").
+    prefix = os.path.dirname(os.path.dirname(python))
+    activate = f'# the environment first on PATH, as conda\'s activate puts it\nexport PATH="{ENV}/bin:$PATH"\n'
+    lines = ["#!/bin/bash", "set -euxo pipefail", f"mkdir -p {os.path.dirname(ENV)}", f"cp -a {prefix} {ENV}",
+             # the copied prefix's scripts run the Python layer's interpreter: the environment makes its own
+             f"rm -f {ENV}/bin/pip* {ENV}/bin/idle* {ENV}/bin/2to3* {ENV}/bin/pydoc* {ENV}/bin/easy_install*",
+             f"cat > {ENV}/bin/activate <<'EOF_DGYM'\n{activate}EOF_DGYM", "mkdir -p /opt/miniconda3/bin",
              f"cat > /opt/miniconda3/bin/activate <<'EOF_DGYM'\n{CONDA_SHIM}EOF_DGYM",
              f"mkdir -p {INSTANCE_WHEELS}",
              f"printf '[global]\\nno-index = true\\nfind-links =\\n    {WHEELS}\\n    {INSTANCE_WHEELS}\\n"
              "disable-pip-version-check = true\\n' > /etc/pip.conf",
              "source /opt/miniconda3/bin/activate", "conda activate testbed",
+             "python -m ensurepip",  # the interpreter's own bundled pip, then the environment's tools
              f"python -m pip install -q {' '.join(repr(t) for t in tools)}"]
     for n, phase in enumerate(phases):
         lines.append(f"cat > /root/phase{n}.txt <<'EOF_DGYM'\n" + "\n".join(phase) + "\nEOF_DGYM")
