@@ -589,3 +589,25 @@ def test_validation_gives_a_test_more_time_than_a_trial_does(monkeypatch, tmp_pa
                                        lambda line: None, tmp_path / "logs")
     assert limits == [swebench_validation.VALIDATION_TEST_TIMEOUT] and limits[0] >= 10 * DEFAULT_TEST_TIMEOUT
     assert json.loads(got["FAIL_TO_PASS"]) == ["t::a"] and json.loads(got["PASS_TO_PASS"]) == ["t::b"]
+
+
+def test_a_test_the_dataset_names_by_its_ids_first_word_is_the_same_test():
+    """sphinx-10451: the dataset was made with a log parser that kept a test id's first word
+    (`…[x,`); today's reads it whole (`…[x, y, z-x, y, z]`). The environment is right (the test
+    passes), and the report says the harness will not find the dataset's name."""
+    whole, cut = "t.py::T::test_e[x, y, z-x, y, z]", "t.py::T::test_e[x,"
+    dataset = {"FAIL_TO_PASS": json.dumps(["t.py::f"]), "PASS_TO_PASS": json.dumps([cut, "t.py::g"])}
+    computed = {"FAIL_TO_PASS": json.dumps(["t.py::f"]), "PASS_TO_PASS": json.dumps([whole, "t.py::g"]),
+                "statuses": {"before": {"t.py::f": "FAILED", whole: "PASSED", "t.py::g": "PASSED"},
+                             "after": {"t.py::f": "PASSED", whole: "PASSED", "t.py::g": "PASSED"}}}
+    got = compare(dataset, computed)
+    assert got["match"] is True and got["first_word_ids"] == {"count": 1, "tests": [cut]}
+    assert got["graded"] is False  # by the name the dataset gives, the harness finds no such test
+    table = summary([{"instance_id": "a", "repo": "sphinx-doc/sphinx", "version": "5.1", "status": "validated",
+                      "build_seconds": 1, "own": 0, **got}])
+    assert "1× the dataset names tests by their ids' first word" in table
+    # a name the dataset has whole is not cut, and one whose first word it lacks stays as it is
+    other = {"FAIL_TO_PASS": json.dumps(["t.py::f"]), "PASS_TO_PASS": json.dumps(["t.py::T::test_e[p, q]", "t.py::g"]),
+             "statuses": {"before": {}, "after": {"t.py::T::test_e[p, q]": "PASSED"}}}
+    lost = compare(dataset, other)
+    assert lost["lost_p2p"]["tests"] == [f"{cut} (not run)"] and "first_word_ids" not in lost
