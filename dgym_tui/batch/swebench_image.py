@@ -160,7 +160,7 @@ def _instance_dockerfile(env_image: str, httpbin_python: str | None = None) -> s
                   "COPY httpbin-cert.py /root/\n"
                   f"RUN {httpbin_python} -m venv /opt/dgym-httpbin && /opt/dgym-httpbin/bin/python -m pip install -q "
                   "--no-index --find-links /root/httpbin-wheels httpbin gunicorn cryptography "
-                  "&& /opt/dgym-httpbin/bin/python /root/httpbin-cert.py && chmod 644 " + HTTPBIN_CERT + " "
+                  "&& /opt/dgym-httpbin/bin/python /root/httpbin-cert.py "
                   "&& rm -rf /root/httpbin-wheels /root/httpbin-cert.py && chmod 755 /opt/dgym-httpbin-serve\n"
                   f'ENV HTTPBIN_URL={HTTPBIN_URL} REQUESTS_CA_BUNDLE={HTTPBIN_CERT}\n'
                   'ENTRYPOINT ["/opt/dgym-httpbin-serve"]\n')

@@ -123,9 +123,6 @@ def _dataset_name(test: str, wanted: set[str]) -> str:
     return first if first != test and test not in wanted and first in wanted else test
 
 
-def _as_dataset_names(tests: set[str], wanted: set[str]) -> set[str]:
-    return {_dataset_name(t, wanted) for t in tests}
-
 
 def compare(dataset: dict, computed: dict, logs: dict[str, str] | None = None) -> dict:
     """How the computed lists stand to the dataset's: {"match": True/False (None when the dataset
@@ -133,13 +130,13 @@ def compare(dataset: dict, computed: dict, logs: dict[str, str] | None = None) -
     a test with its status after the gold patch)."""
     want_f2p, want_p2p = set(listed_tests(dataset.get("FAIL_TO_PASS"))), set(listed_tests(dataset.get("PASS_TO_PASS")))
     wanted = want_f2p | want_p2p
-    got_f2p = _as_dataset_names(set(listed_tests(computed.get("FAIL_TO_PASS"))), wanted)
-    got_p2p = _as_dataset_names(set(listed_tests(computed.get("PASS_TO_PASS"))), wanted)
+    got_f2p = {_dataset_name(t, wanted) for t in listed_tests(computed.get("FAIL_TO_PASS"))}
+    got_p2p = {_dataset_name(t, wanted) for t in listed_tests(computed.get("PASS_TO_PASS"))}
     raw_after = (computed.get("statuses") or {}).get("after") or {}
     raw_before = (computed.get("statuses") or {}).get("before") or {}
     after = {_dataset_name(t, wanted): v for t, v in raw_after.items()}
     before = {_dataset_name(t, wanted): v for t, v in raw_before.items()}
-    first_word = sorted(_dataset_name(t, wanted) for t in raw_after if _dataset_name(t, wanted) != t)
+    first_word = sorted(set(after) - set(raw_after))  # the names only the dataset's cut gives
 
     def shown(tests, statuses=None):
         ordered = sorted(tests)
