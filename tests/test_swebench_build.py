@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dgym_tui.batch.swebench_testbed import APT_FROM_FILES, fetch, split_pre_install, tags_up_to
+from dgym_tui.batch.swebench_testbed import APT_FROM_FILES, fetch, split_pre_install, stand_in_lost, tags_up_to
 from dgym_tui.batch.swebench_validation import Report, compare, differ_cause, listed_tests, run_all, summary
 from dgym_tui.batch.swebench_wheels import BuildError, build_requirements
 
@@ -98,6 +98,43 @@ def test_a_mirror_that_refuses_the_fetch_still_gives_the_bases_tree(history, tmp
     assert (tmp_path / "broken" / "calc.py").read_text() == "VERSION = 0\n"
     with pytest.raises(BuildError, match=r"^cannot get base commit \w{12} from .*: .*; git archive: [^\n]*$"):
         fetch(str(mirror), "0" * 40, tmp_path / "nothing")
+
+    # the lost file comes back from the project's release wheel nearest the base: v0's has none
+    # of it, v2's the very blob (pip run for real, on a folder of wheels)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "calcpkg", "0", {"calc.py": "VERSION = 0\n"})
+    _wheel(wheels, "calcpkg", "2", {"old.txt": "only in the first commit\n"})
+    broken = tmp_path / "broken"
+    said = stand_in_lost(broken, str(mirror), commits[0], ["old.txt"], "calcpkg", sys.executable,
+                         ("--no-index", "--find-links", str(wheels)))
+    assert said == "old.txt from calcpkg 2's wheel"
+    assert (broken / "old.txt").read_text() == "only in the first commit\n"
+    assert git(broken, "status", "--short") == "" and len(git(broken, "log", "--format=%H").split()) == 1
+    assert git(broken, "show", f"{commits[0]}:old.txt") == "only in the first commit"
+    # a release with another version of the file: used, and said to be that release's
+    _wheel(wheels, "calcpkg", "0", {"old.txt": "a later table\n"})
+    other = tmp_path / "other"
+    fetch(str(mirror), commits[0], other)
+    assert stand_in_lost(other, str(mirror), commits[0], ["old.txt"], "calcpkg", sys.executable,
+                         ("--no-index", "--find-links", str(wheels))) == \
+        "old.txt from calcpkg 0's wheel (that release's version of it)"
+    # no release holds it: left out, as before
+    assert stand_in_lost(tmp_path / "nothing", str(mirror), commits[0], ["old.txt"], "nosuchpkg", sys.executable,
+                         ("--no-index", "--find-links", str(wheels))) is None
+
+
+def _wheel(folder, name, version, files):
+    """A minimal pure-Python wheel pip accepts (its metadata and the given files)."""
+    import zipfile
+
+    info = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as whl:
+        for path, text in files.items():
+            whl.writestr(path, text)
+        whl.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        whl.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        whl.writestr(f"{info}/RECORD", "")
 
 
 def test_build_requirements_are_read_not_run(tmp_path):
@@ -357,6 +394,25 @@ def test_the_datasets_tests_that_fail_for_want_of_a_network_are_named():
             "lost_p2p": {"count": 1, "tests": ["astropy/time/tests/test_ut1.py::test_ut1 (FAILED)"]}}
     assert differ_cause(gone) == ("differs from the dataset, with files of the base the clone lacks "
                                   "(astropy/utils/iers/data/eopc04.1962-now)")
+    stood = {**gone, "testbed": gone["testbed"][:-1] + "; it from astropy 5.3's wheel)"}
+    assert differ_cause(stood) == differ_cause(gone)
+
+
+def test_an_xfail_test_that_passed_in_one_run_is_named():
+    """pytest's XPASS is a status no log parser records: an xfail-marked flaky test (pylint-7114's
+    epylint one) that passes at the base is "not run" there, and counted FAIL_TO_PASS."""
+    test = "tests/checkers/unittest_imports.py::TestImportsChecker::test_relative_beyond_top_level_two"
+    dataset = {"FAIL_TO_PASS": '["tests/lint/unittest_lint.py::test_nested"]', "PASS_TO_PASS": "[]"}
+    computed = {"FAIL_TO_PASS": json.dumps(["tests/lint/unittest_lint.py::test_nested", test]), "PASS_TO_PASS": "[]",
+                "statuses": {"before": {}, "after": {test: "XFAIL"}}}
+    logs = {"before": f"PASSED tests/x.py::test_y\nXPASS {test} epylint manipulates cwd\n",
+            "after": f"XFAIL {test} - epylint manipulates cwd\n"}
+    got = compare(dataset, computed, logs)
+    assert got["match"] is False and got["xpassed"] == {"count": 1, "tests": [test]}
+    assert differ_cause(got) == ("xfail-marked tests that pass in one of the runs (XPASS, which the log parser "
+                                 "does not record)")
+    assert "xpassed" not in compare(dataset, computed, {"before": "", "after": ""})
+    assert differ_cause(compare(dataset, computed, {})) == "differs from the dataset"
 
 
 def test_an_sdist_of_its_time_is_built_with_a_setuptools_of_its_time(tmp_path):

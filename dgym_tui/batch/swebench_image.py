@@ -247,7 +247,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     saying what cannot be had."""
     from dgym_tui.batch.swebench import image_name
     from dgym_tui.batch.swebench_testbed import (HTTPBIN_ENTRYPOINT, HTTPBIN_MAKE_CERT, apply_edits, calls_httpbin,
-                                                 fetch, fetch_debs, fill_submodules, split_pre_install)
+                                                 fetch, fetch_debs, fill_submodules, split_pre_install,
+                                                 stand_in_lost)
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
     instance_id = record.get("instance_id", "?")
@@ -306,6 +307,13 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
                      f"{instance_id}: packages as the index has them today (this Python's last pip resolves "
                      f"as of no date)")
             cache = wheel_cache(version, sources.as_of)
+            lost = re.match(r"archive \(the mirror lost (.*)\)$", testbed)
+            if lost:
+                stood_in = stand_in_lost(context / "testbed", git_dir, record["base_commit"], lost.group(1).split(", "),
+                                         record["repo"].split("/")[-1], builder, sources.args, sources.env)
+                if stood_in:
+                    testbed = f"archive (the mirror lost {lost.group(1)}; {stood_in})"
+                    progress(f"{instance_id}: {stood_in}")
             # the environment: what the spec installs, shared by the instances of its version
             optional = set(environment_to_pip(scripts["environment"])) if scripts.get("environment") else set()
             left_out = build_wheels(builder, phases, context / "env-wheels", cache, progress, optional,
