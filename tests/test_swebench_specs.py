@@ -95,3 +95,24 @@ def test_coverage_says_per_repository_which_instances_get_pdb_and_why_not(tmp_pa
         "| django/django | 3 | 2 | 1 Python 3.5 |",
         "| sympy/sympy | 2 | 1 | 1 no spec |",
         "| all | 6 | 3 | 3 |"]
+
+
+def test_a_test_patch_that_only_adds_files_resets_nothing():
+    """swebench 4.1.0's Python eval script resets the test files with `git checkout BASE FILES`;
+    with no file to reset that is `git checkout BASE`, which leaves the image's SWE-bench commit
+    (sphinx's `-rA` in tox.ini): the script made here resets nothing then, and keeps the rest."""
+    from dgym_tui.batch.swebench_specs import harness_scripts
+
+    base = "b19bce971e82f2497d67fdacdeca8db08ae0ba56"
+    added = ("diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n--- /dev/null\n"
+             "+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+def test_new(): pass\n")
+    record = {"instance_id": "sphinx-doc__sphinx-8595", "repo": "sphinx-doc/sphinx", "version": "3.5",
+              "base_commit": base, "test_patch": added}
+    script = harness_scripts(record, eval_only=True)["eval_script"]
+    lines = script.splitlines()
+    assert not [line for line in lines if line.strip() == f"git checkout {base}"]
+    assert lines.count('echo "No test files to reset"') == 2
+    assert any(line.startswith("tox --current-env -epy39 -v -- tests/test_new.py") for line in lines)
+    changed = added.replace("new file mode 100644\n--- /dev/null", "--- a/tests/test_new.py")
+    script = harness_scripts({**record, "test_patch": changed}, eval_only=True)["eval_script"]
+    assert script.splitlines().count(f"git checkout {base} tests/test_new.py") == 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,7 +126,21 @@ def _run_child(records: list[dict], git_dir: str | None, mode: str) -> list[dict
         last = (done.stderr.strip().splitlines() or ["it failed"])[-1]
         who = records[0].get("instance_id") if len(records) == 1 else f"{len(records)} instances"
         raise SpecsError(f"{who}: swebench {SPECS_VERSION} could not make the scripts: {last}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    outs = json.loads(done.stdout.strip().splitlines()[-1])
+    for record, out in zip(records, outs):
+        if "eval_script" in out:
+            out["eval_script"] = reset_no_files(out["eval_script"], record["base_commit"])
+    return outs
+
+
+def reset_no_files(script: str, base_commit: str) -> str:
+    """The eval script with its test-file reset made harmless when the test patch only adds files:
+    swebench 4.1.0's Python script then runs a bare `git checkout BASE`, which leaves the image's
+    "SWE-bench" commit (the spec's edits: sphinx's `pytest -rA` in tox.ini) for the base itself, and
+    the run's passing tests are no longer listed (sphinx-8595 validated 0/0). swebench's own script
+    for other languages resets nothing then, as here."""
+    bare = re.compile(rf"^git checkout {re.escape(base_commit)}\s*$", re.M)
+    return bare.sub('echo "No test files to reset"', script)
 
 
 _TABLE = r"""
