@@ -224,6 +224,8 @@ def test_a_whole_file_failed_rows_say_why_in_the_report_and_a_second_run_redoes_
     assert got[3]["cause"] == f"o__r-3: no clone of no/clone under {tmp_path}"
     assert [r["match"] for r in got[:3]] == [False, True, True]  # row 0's dataset P2P has t::z, lost
     assert got[0]["lost_p2p"]["tests"] == ["t::z (not run)"]
+    assert got[0]["attempts"] == 3 and got[1]["attempts"] == 1  # a row that differs is run again, twice
+    assert (tmp_path / "valid.jsonl.logs" / "o__r-0" / "before.2.log").read_text() == "log"
     assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["o__r-0", "o__r-1", "o__r-2"] \
         or sorted(json.loads(line)["instance_id"] for line in out.read_text().splitlines()) == ["o__r-0", "o__r-1",
                                                                                                "o__r-2"]
@@ -247,7 +249,7 @@ def test_a_whole_file_failed_rows_say_why_in_the_report_and_a_second_run_redoes_
         record["instance_id"]) or validate(record, progress, logs))
     monkeypatch.setattr(validation, "validator_digest", lambda: "another validator")
     run_all(rows, str(tmp_path), out, jobs=1, say=said.append)
-    assert validated == ["o__r-0", "o__r-1", "o__r-2"]
+    assert validated == ["o__r-0"] * 3 + ["o__r-1", "o__r-2"]  # the row that differs, in each of its runs
     assert {r["validator"] for r in Report(out).rows.values()} == {"another validator"}
     # the builder changed: every row is built and validated again
     calls.clear()
@@ -256,6 +258,37 @@ def test_a_whole_file_failed_rows_say_why_in_the_report_and_a_second_run_redoes_
     assert calls == ["o__r-0", "o__r-1", "o__r-2", "o__r-3"]
     assert {r["builder"] for r in Report(out).rows.values()} == {"another builder"}
 
+
+def test_a_row_whose_tests_differ_from_run_to_run_is_validated_again(tmp_path, monkeypatch):
+    """sympy 1.1's bin/test under hash randomization: for some seeds the assumptions recurse and a
+    FAIL_TO_PASS test errors with the gold patch. A second run gives the dataset's lists; the report
+    says which run matched and keeps the first run's logs."""
+    import dgym_tui.batch.swebench_image as image
+    import dgym_tui.batch.swebench_validation as validation
+
+    monkeypatch.setattr(image, "build", lambda record, repos, **_: {
+        "image": "img", "seconds": 1.0, "size": 1, "own": 1, "built": True, "testbed": "history"})
+    runs = []
+
+    def validate(record, progress, logs):
+        runs.append(record["instance_id"])
+        error = len(runs) == 1
+        (logs / "after.log").write_text(f"run {len(runs)}: " + ("RecursionError" if error else "ok"))
+        return {**record, "FAIL_TO_PASS": json.dumps([] if error else ["test_evalf_bugs"]), "PASS_TO_PASS": "[]",
+                "statuses": {"before": {}, "after": {"test_evalf_bugs": "ERROR" if error else "PASSED"}}}
+
+    monkeypatch.setattr(validation, "validate", validate)
+    rows = [{"instance_id": "sympy__sympy-13146", "repo": "sympy/sympy", "version": "1.1",
+             "FAIL_TO_PASS": ["test_evalf_bugs"], "PASS_TO_PASS": "[]"}]
+    said = []
+    [row] = run_all(rows, str(tmp_path), tmp_path / "valid.jsonl", jobs=1, say=said.append)
+    assert runs == ["sympy__sympy-13146"] * 2
+    assert row["match"] is True and row["attempts"] == 2
+    logs = tmp_path / "valid.jsonl.logs" / "sympy__sympy-13146"
+    assert (logs / "after.1.log").read_text() == "run 1: RecursionError" and (logs / "after.log").read_text() == "run 2: ok"
+    assert any("validating again (2 of 3" in line for line in said)
+    assert any("· matches the dataset (run 2)" in line for line in said)
+    assert "1× matched on a later run (the first differed: tests that differ from run to run)" in summary([row])
 
 def test_the_command_says_a_missing_report_and_bad_jobs_in_one_line(tmp_path):
     def dgym(*args):
