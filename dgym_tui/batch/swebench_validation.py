@@ -300,7 +300,7 @@ def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1,
                 for attempt in range(1, VALIDATION_ATTEMPTS + 1):
                     checked = validate(record, progress=progress, logs=logs)
                     compared = compare(record, checked, _logs(logs))
-                    if compared.get("match") is not False or attempt == VALIDATION_ATTEMPTS:
+                    if not _may_differ_by_run(compared) or attempt == VALIDATION_ATTEMPTS:
                         break
                     _keep_attempt(logs, attempt)
                     progress(f"{instance_id}: differs from the dataset; validating again "
@@ -337,6 +337,12 @@ def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1,
         for record in todo:
             one(record)
     return [finished[r["instance_id"]] for r in records if r["instance_id"] in finished]
+
+
+def _may_differ_by_run(compared: dict) -> bool:
+    """A row that differs for some other reason than the two that hold on every run: tests that
+    need the network, and FAIL_TO_PASS tests that pass at the base against the served httpbin."""
+    return compared.get("match") is False and not set(_differ_kinds(compared)) <= {NEEDS_NETWORK, PASS_AT_BASE}
 
 
 def _keep_attempt(folder: Path | None, attempt: int) -> None:
@@ -464,15 +470,23 @@ def differ_cause(row: dict) -> str:
     want of a network, its FAIL_TO_PASS tests that pass here at the base too (they failed where
     the dataset was made: a flaky host, SWE-bench's own note on requests), xfail-marked tests that
     passed in a run (XPASS), anything else."""
+    return " and ".join(_differ_kinds(row)) or "differs from the dataset"
+
+
+NEEDS_NETWORK = "tests that need the network"
+PASS_AT_BASE = "FAIL_TO_PASS tests that pass here at the base"
+
+
+def _differ_kinds(row: dict) -> list[str]:
     network = set(row.get("needs_network", {}).get("tests", []))
     xpassed = set(row.get("xpassed", {}).get("tests", []))
     passing = {t.rsplit(" (", 1)[0] for t in row.get("missing_f2p", {}).get("tests", []) if t.endswith("(PASSED)")}
     shown = [t.rsplit(" (", 1)[0] for k in ("missing_f2p", "lost_p2p", "extra_f2p") for t in row.get(k, {}).get("tests", [])]
     kinds = []
     if network:
-        kinds.append("tests that need the network")
+        kinds.append(NEEDS_NETWORK)
     if passing - network:
-        kinds.append("FAIL_TO_PASS tests that pass here at the base")
+        kinds.append(PASS_AT_BASE)
     if xpassed:
         kinds.append("xfail-marked tests that pass in one of the runs (XPASS, which the log parser does not record)")
     if any(t not in network and t not in passing and t not in xpassed for t in shown):
@@ -480,7 +494,7 @@ def differ_cause(row: dict) -> str:
         # files of the base the clone has no object of, left out of /testbed: the likelier cause
         kinds.append(f"differs from the dataset, with files of the base the clone lacks ({lost.group(1)})" if lost
                      else "differs from the dataset")
-    return " and ".join(kinds) or "differs from the dataset"
+    return kinds
 
 
 def _bytes(n: float) -> str:
