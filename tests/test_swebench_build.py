@@ -708,3 +708,32 @@ def test_a_test_the_dataset_names_by_its_ids_first_word_is_the_same_test():
              "statuses": {"before": {}, "after": {"t.py::T::test_e[p, q]": "PASSED"}}}
     lost = compare(dataset, other)
     assert lost["lost_p2p"]["tests"] == [f"{cut} (not run)"] and "first_word_ids" not in lost
+
+
+def test_validation_runs_the_eval_script_under_its_own_limit(monkeypatch):
+    """A suite no per-test limit reaches (sympy's bin/test, hung for some hash seeds) is cut at
+    VALIDATION_SUITE_TIMEOUT, not the harness's 30 minutes, and each test at 300 s."""
+    import dgym_tui.batch.swebench as swebench
+    import dgym_tui.batch.swebench_validation as validation
+
+    made = []
+
+    class Scorer:
+        log = "log"
+
+        def __init__(self, task, repo_dir, test_timeout=None, suite_timeout=swebench.SUITE_TIMEOUT):
+            made.append((test_timeout, suite_timeout))
+
+        def statuses_with(self, patch):
+            return {"t::a": "PASSED" if patch else "FAILED"}
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(swebench, "HarnessScorer", Scorer)
+    monkeypatch.setattr(swebench, "environment", lambda record, name: ({"image": "img", "workdir": "/testbed"}, ""))
+    got = validation.validate({"instance_id": "sympy__sympy-1", "repo": "sympy/sympy", "base_commit": "0" * 40,
+                               "patch": "diff"}, progress=lambda line: None)
+    assert made == [(validation.VALIDATION_TEST_TIMEOUT, validation.VALIDATION_SUITE_TIMEOUT)]
+    assert validation.VALIDATION_SUITE_TIMEOUT < swebench.SUITE_TIMEOUT
+    assert json.loads(got["FAIL_TO_PASS"]) == ["t::a"]

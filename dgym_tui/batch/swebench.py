@@ -173,8 +173,9 @@ class HarnessScorer:
     FreshSandbox of SWE-bench tasks (start(), score(patch), close(), `seconds`). The eval script's
     run at the base is made while the agent works ("tests before")."""
 
-    def __init__(self, task: Task, repo_dir: str, test_timeout: float | None = None):
-        self.task, self.repo_dir, self.test_timeout = task, repo_dir, test_timeout
+    def __init__(self, task: Task, repo_dir: str, test_timeout: float | None = None,
+                 suite_timeout: float = SUITE_TIMEOUT):
+        self.task, self.repo_dir, self.test_timeout, self.suite_timeout = task, repo_dir, test_timeout, suite_timeout
         self.box = None
         self.seconds = 0.0
         self.before = None
@@ -227,11 +228,11 @@ class HarnessScorer:
         box.write_text(EVAL_SCRIPT, test_spec(self.task).eval_script)
         limit = DEFAULT_TEST_TIMEOUT if self.test_timeout is None else self.test_timeout
         command = f"{AS_ROOT}bash {posixpath.join(box.root, EVAL_SCRIPT)}"
-        run = run_pytest(box, [], command=command, user="0", timeout=SUITE_TIMEOUT, test_timeout=limit)
+        run = run_pytest(box, [], command=command, user="0", timeout=self.suite_timeout, test_timeout=limit)
         if "dgym_test_timeout" in run.output and re.search(r"Error importing plugin|ImportError while loading",
                                                            run.output):
             # an environment whose pytest cannot load the per-test limit: the harness's run, without it
-            run = run_pytest(box, [], command=command, user="0", timeout=SUITE_TIMEOUT, test_timeout=0)
+            run = run_pytest(box, [], command=command, user="0", timeout=self.suite_timeout, test_timeout=0)
         return run.output, run
 
     @staticmethod

@@ -49,6 +49,9 @@ VALIDATION_TEST_TIMEOUT = 300.0
 # 1.1's bin/test under hash randomization, whose assumptions recurse without end for some seeds),
 # and one run that gives the dataset's lists shows the environment can. The report says which run.
 VALIDATION_ATTEMPTS = 3
+# A run's limit in validation (the harness's is 30 min): a suite no per-test limit reaches (sympy's
+# bin/test) can hang for some hash seeds, and is run again rather than waited on.
+VALIDATION_SUITE_TIMEOUT = 900.0
 
 
 def validate(record: dict, progress: Callable[[str], None] = print, logs: Path | None = None) -> dict:
@@ -69,7 +72,8 @@ def validate(record: dict, progress: Callable[[str], None] = print, logs: Path |
                 entrypoint=None, fail_to_pass=[], pass_to_pass=[], test_patch=record.get("test_patch"),
                 test_files=[], environment=env)
     runs = {}
-    scorer = HarnessScorer(task, "/dev/null", test_timeout=VALIDATION_TEST_TIMEOUT)
+    scorer = HarnessScorer(task, "/dev/null", test_timeout=VALIDATION_TEST_TIMEOUT,
+                           suite_timeout=VALIDATION_SUITE_TIMEOUT)
     try:
         for name, patch in (("before", ""), ("after", record.get("patch") or "")):
             progress(f"{task.id}: the eval script, {'with the gold patch' if patch else 'at the base'}…")
