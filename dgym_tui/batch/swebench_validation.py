@@ -344,9 +344,10 @@ def run_all(records: list[dict], repos: str, out: Path | None, *, jobs: int = 1,
 
 
 def _may_differ_by_run(compared: dict) -> bool:
-    """A row that differs for some other reason than the two that hold on every run: tests that
-    need the network, and FAIL_TO_PASS tests that pass at the base against the served httpbin."""
-    return compared.get("match") is False and not set(_differ_kinds(compared)) <= {NEEDS_NETWORK, PASS_AT_BASE}
+    """A row that differs for another reason than tests that need the network, which fail on every
+    run. (A FAIL_TO_PASS test that passes at the base may fail there for another seed: sympy 1.1's
+    test_mod_inverse recurses without end for some.)"""
+    return compared.get("match") is False and not set(_differ_kinds(compared)) <= {NEEDS_NETWORK}
 
 
 def _keep_attempt(folder: Path | None, attempt: int) -> None:
