@@ -458,6 +458,18 @@ def test_an_xfail_test_that_passed_in_one_run_is_named():
     assert differ_cause(compare(dataset, computed, {})) == "differs from the dataset"
 
 
+def test_a_row_the_harness_cannot_grade_is_not_counted_graded():
+    """sphinx's first-word ids: the lists match the dataset's, but the harness finds no test by
+    those names, so the gold patch is not graded resolved there, and the table says 0 graded."""
+    row = {"instance_id": "sphinx-doc__sphinx-1", "repo": "sphinx-doc/sphinx", "version": "4.0", "status": "validated",
+           "build_seconds": 1, "own": 0, "match": True, "graded": False,
+           "first_word_ids": {"count": 1, "tests": ["t::test_escape_args_and_kwargs[x,"]}}
+    table = summary([row])
+    assert "| sphinx-doc/sphinx | 4.0 | 1 | 1 | 1 | 1 | 0 |" in table
+    assert "1× the dataset names tests by their ids' first word" in table
+    assert "| sphinx-doc/sphinx | 4.0 | 1 | 1 | 1 | 1 | 1 |" in summary([{**row, "graded": True}])
+
+
 def test_an_sdist_of_its_time_is_built_with_a_setuptools_of_its_time(tmp_path):
     """astropy 1.3's pins (Python 3.6) have MarkupSafe 1.0, an sdist whose setup.py imports
     setuptools' `Feature` (gone in 46): its wheel is built with setuptools<46."""

@@ -428,7 +428,7 @@ def summary(rows: list[dict], client=None) -> str:
         built = [r for r in group if r["status"] in ("built", "validated")]
         validated = [r for r in group if r["status"] == "validated"]
         match = [r for r in validated if r.get("match") is True]
-        graded = [r for r in validated if r.get("graded") or r.get("match") is True]
+        graded = [r for r in validated if r.get("graded")]
         causes = defaultdict(int)
         for r in group:
             if r["status"] == "failed":
