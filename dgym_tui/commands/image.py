@@ -109,6 +109,7 @@ def parser():
                    "repository's log parser) and write the instances with them to OUT (JSON lines); beside it, "
                    "OUT.report.jsonl (a row per instance: built or why not, seconds, sizes, whether the lists match "
                    "the dataset's, the tests that differ) and OUT.logs/ID/ (the build's and both runs' logs). "
+                   "A row that differs is validated again, up to 3 runs. "
                    "Run again, it does not redo what the report holds")
     s.add_argument("--jobs", type=int, default=1, metavar="N", help="build and validate N instances at a time "
                    "(default 1); with more, each build's lines go to its log only")
