@@ -247,8 +247,8 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
     saying what cannot be had."""
     from dgym_tui.batch.swebench import image_name
     from dgym_tui.batch.swebench_testbed import (HTTPBIN_ENTRYPOINT, HTTPBIN_MAKE_CERT, apply_edits, calls_httpbin,
-                                                 fetch, fetch_debs, fill_submodules, split_pre_install,
-                                                 stand_in_lost)
+                                                 fetch, fetch_debs, fill_submodules, lost_paths,
+                                                 split_pre_install, stand_in_lost)
     from dgym_tui.sandbox.docker_sandbox import DEFAULT_IMAGE, connect
 
     instance_id = record.get("instance_id", "?")
@@ -307,12 +307,12 @@ def build(record: dict, repos: str | os.PathLike, base: str | None = None, clien
                      f"{instance_id}: packages as the index has them today (this Python's last pip resolves "
                      f"as of no date)")
             cache = wheel_cache(version, sources.as_of)
-            lost = re.match(r"archive \(the mirror lost (.*)\)$", testbed)
+            lost = lost_paths(testbed)
             if lost:
-                stood_in = stand_in_lost(context / "testbed", git_dir, record["base_commit"], lost.group(1).split(", "),
+                stood_in = stand_in_lost(context / "testbed", git_dir, record["base_commit"], lost,
                                          record["repo"].split("/")[-1], builder, sources.args, sources.env)
                 if stood_in:
-                    testbed = f"archive (the mirror lost {lost.group(1)}; {stood_in})"
+                    testbed = f"archive (the mirror lost {', '.join(lost)}; {stood_in})"
                     progress(f"{instance_id}: {stood_in}")
             # the environment: what the spec installs, shared by the instances of its version
             optional = set(environment_to_pip(scripts["environment"])) if scripts.get("environment") else set()

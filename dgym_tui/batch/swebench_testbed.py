@@ -42,16 +42,20 @@ def _git(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.
 def tags_up_to(git_dir: str, commit: str) -> list[str]:
     """The tags whose commit is no later than `commit`'s (by committer time): those SWE-bench's
     setup script keeps."""
+    limit = _commit_time(git_dir, commit)
+    return [name for name, when in _tag_times(git_dir) if when <= limit]
+
+
+def _commit_time(git_dir: str, commit: str) -> int:
     header = _git("--git-dir", git_dir, "cat-file", "commit", commit).stdout  # read alone: no tree walked
-    limit = int(next(line for line in header.splitlines() if line.startswith("committer ")).split()[-2])
+    return int(next(line for line in header.splitlines() if line.startswith("committer ")).split()[-2])
+
+
+def _tag_times(git_dir: str) -> list[tuple[str, int]]:
+    """Each tag's ref and its commit's committer time (an annotated tag's, peeled)."""
     listed = _git("--git-dir", git_dir, "for-each-ref", "--format=%(refname) %(*committerdate:unix) "
                   "%(committerdate:unix)", "refs/tags").stdout
-    kept = []
-    for line in listed.splitlines():
-        name, *times = line.split()
-        if times and int(times[0]) <= limit:
-            kept.append(name)
-    return kept
+    return [(name, int(times[0])) for name, *times in (line.split() for line in listed.splitlines()) if times]
 
 
 def fetch(git_dir: str, commit: str, into: Path) -> str:
@@ -93,17 +97,16 @@ RELEASE_TAG = re.compile(r"^refs/tags/v?(\d+(?:\.\d+)*)$")  # a final release: v
 
 def nearest_releases(git_dir: str, commit: str, count: int = 4) -> list[str]:
     """The repository's final releases nearest the base commit in time, either side (its tags)."""
-    header = _git("--git-dir", git_dir, "cat-file", "commit", commit).stdout
-    when = int(next(line for line in header.splitlines() if line.startswith("committer ")).split()[-2])
-    listed = _git("--git-dir", git_dir, "for-each-ref", "--format=%(refname) %(*committerdate:unix) "
-                  "%(committerdate:unix)", "refs/tags").stdout
-    found = []
-    for line in listed.splitlines():
-        name, *times = line.split()
-        m = RELEASE_TAG.match(name)
-        if m and times:
-            found.append((abs(int(times[0]) - when), m.group(1)))
-    return [version for _, version in sorted(found)[:count]]
+    when = _commit_time(git_dir, commit)
+    found = sorted((abs(time - when), m.group(1)) for name, time in _tag_times(git_dir)
+                   if (m := RELEASE_TAG.match(name)))
+    return [version for _, version in found[:count]]
+
+
+def lost_paths(testbed: str) -> list[str]:
+    """The files fetch() left out, from what it said ("archive (the mirror lost A, B)")."""
+    lost = re.match(r"archive \(the mirror lost (.*)\)$", testbed)
+    return lost.group(1).split(", ") if lost else []
 
 
 def stand_in_lost(testbed: Path, git_dir: str, commit: str, lost: list[str], project: str, python: str,
@@ -112,39 +115,42 @@ def stand_in_lost(testbed: Path, git_dir: str, commit: str, lost: list[str], pro
     IERS table), taken from the project's own release wheel nearest the base: the same path,
     byte for byte where a release holds the base's very blob, else that release's version of it.
     Written into /testbed's one commit, so `git status` stays clean. Says what it did, or None."""
-    said = []
-    for path in lost:
-        want = _git("--git-dir", git_dir, "rev-parse", f"{commit}:{path}", check=False).stdout.strip()
-        for version in nearest_releases(git_dir, commit):
-            data = _from_wheel(project, version, path, python, sources_args, sources_env)
-            if data is None:
-                continue
+    said: dict[str, str] = {}
+    for version in nearest_releases(git_dir, commit):  # each release's wheel downloaded once
+        for path, data in _from_wheel(project, version, [p for p in lost if p not in said], python,
+                                      sources_args, sources_env).items():
             (testbed / path).parent.mkdir(parents=True, exist_ok=True)
             (testbed / path).write_bytes(data)
+            want = _git("--git-dir", git_dir, "rev-parse", f"{commit}:{path}", check=False).stdout.strip()
             same = _git("hash-object", str(testbed / path)).stdout.strip() == want
-            said.append(f"{path} from {project} {version}'s wheel" + ("" if same else " (that release's version of it)"))
+            said[path] = f"{path} from {project} {version}'s wheel" + ("" if same else " (that release's version of it)")
+        if len(said) == len(lost):
             break
     if not said:
         return None
     _git("add", "-A", "-f", cwd=testbed)
     _git("commit", "-q", "--amend", "--no-edit", cwd=testbed)
     _git("update-ref", f"refs/replace/{commit}", "HEAD", cwd=testbed)
-    return "; ".join(said)
+    return "; ".join(said[path] for path in lost if path in said)
 
 
-def _from_wheel(project: str, version: str, path: str, python: str, args: tuple, env: dict | None) -> bytes | None:
-    """`path` (a repository path: `pkg/…` or `src/pkg/…`) out of `project==version`'s wheel for
-    `python`, downloaded with no dependencies; None where there is none or it lacks the file."""
+def _from_wheel(project: str, version: str, paths: list[str], python: str, args: tuple,
+                env: dict | None) -> dict[str, bytes]:
+    """Those of `paths` (repository paths: `pkg/…` or `src/pkg/…`) that `project==version`'s wheel
+    for `python` holds, downloaded with no dependencies; {} where there is no such wheel."""
+    if not paths:
+        return {}
     with tempfile.TemporaryDirectory(prefix="dgym-stand-in-") as tmp:
         done = subprocess.run([python, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
                                "-d", tmp, f"{project}=={version}", *args], capture_output=True, text=True,
                               env=env, timeout=600)
         wheels = list(Path(tmp).glob("*.whl"))
         if done.returncode != 0 or not wheels:
-            return None
-        inside = path[len("src/"):] if path.startswith("src/") else path
+            return {}
         with zipfile.ZipFile(wheels[0]) as wheel:
-            return wheel.read(inside) if inside in wheel.namelist() else None
+            names = set(wheel.namelist())
+            inside = {path: path[len("src/"):] if path.startswith("src/") else path for path in paths}
+            return {path: wheel.read(name) for path, name in inside.items() if name in names}
 
 
 def fill_submodules(testbed: Path, repos: str | os.PathLike) -> tuple[list[str], list[str]]:
